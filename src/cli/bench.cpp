@@ -1,0 +1,302 @@
+// statezip bench: compressed size and speed of each pipeline on state files, next to the
+// system zstd/xz/lz4 tools, with a byte-exact round-trip check of every run.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "bench_plot.hpp"
+#include "commands.hpp"
+#include "file_io.hpp"
+#include "report.hpp"
+
+namespace stzcli {
+
+using namespace stz;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Row {
+    std::string pipeline;
+    bool external = false;
+    uint64_t compressed = 0;
+    double ratio = 0, c_mbps = 0, d_mbps = 0;
+    bool verified = false;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> groups;  // section kind -> raw, stored
+};
+
+struct FileResult {
+    std::string file;
+    uint64_t bytes = 0;
+    std::string format;
+    std::vector<Row> rows;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<std::string> default_pipelines(bool quick) {
+    if (quick) return {"fast", "default", "max", "lz4", "zstd:3", "zstd:19", "lzma:9"};
+    std::vector<std::string> v = {"fast", "default", "max"};
+    std::vector<std::string> base = {"rle",     "lz4",     "lz4hc:9",      "zstd:1", "zstd:3", "zstd:9",
+                                     "zstd:19", "zstd:19:long", "lzma:6", "lzma:9", "lzma:9e"};
+    for (const auto& b : base) v.push_back(b);
+    for (const auto& b : base) v.push_back("trim+" + b);
+    for (const char* f : {"shuffle+zstd:3", "shuffle+zstd:19", "shuffle+lzma:9", "transpose+shuffle+zstd:3",
+                          "fields+zstd:3", "shuffle+lz4"})
+        v.push_back(f);
+    return v;
+}
+
+CodecChoice choice_for(const std::string& p) {
+    CodecChoice c;
+    if (auto preset = preset_from_name(p)) c.preset = *preset;
+    else parse_codec_option(p, c);
+    return c;
+}
+
+Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& name, int runs, unsigned threads) {
+    Row row;
+    row.pipeline = name;
+    CompressOptions opt;
+    opt.codec = choice_for(name);
+    opt.threads = threads;
+    std::vector<double> ct, dt;
+    MemorySink last;
+    for (int i = 0; i <= runs; ++i) {  // run 0 is the warm-up
+        MemorySource src(data);
+        MemorySink sink;
+        auto t0 = Clock::now();
+        CompressResult r = compress_parsed(src, pf, sink, opt);
+        auto t1 = Clock::now();
+        if (i) ct.push_back(std::chrono::duration<double>(t1 - t0).count());
+        if (i == runs) {
+            for (size_t s = 0; s < pf.sections.size(); ++s) {
+                auto& g = row.groups[section_kind_name(pf.sections[s].kind)];
+                g.first += r.sections[s].raw;
+                g.second += r.sections[s].stored;
+            }
+        }
+        last.out = std::move(sink.out);
+    }
+    for (int i = 0; i <= runs; ++i) {
+        MemoryStream in(last.out);
+        MemorySink out;
+        out.out.reserve(data.size());
+        auto t0 = Clock::now();
+        decompress_stream(in, out, threads);
+        auto t1 = Clock::now();
+        if (i) dt.push_back(std::chrono::duration<double>(t1 - t0).count());
+        if (out.out != data) throw Error("round trip of pipeline " + name + " is not byte-exact");
+    }
+    row.verified = true;
+    row.compressed = last.out.size();
+    row.ratio = row.compressed ? double(data.size()) / row.compressed : 0;
+    row.c_mbps = data.size() / 1e6 / median(ct);
+    row.d_mbps = data.size() / 1e6 / median(dt);
+    return row;
+}
+
+// Runs `cmd` through /bin/sh; returns wall seconds, or a negative value on failure.
+double run_timed(const std::string& cmd) {
+    auto t0 = Clock::now();
+    int rc = std::system(cmd.c_str());
+    auto t1 = Clock::now();
+    if (rc != 0) return -1;
+    return std::chrono::duration<double>(t1 - t0).count();
+}
+
+std::string shell_quote(const std::string& s) {
+    std::string o = "'";
+    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return o + "'";
+}
+
+bool have_tool(const std::string& t) { return std::system(("command -v " + t + " >/dev/null 2>&1").c_str()) == 0; }
+
+std::vector<Row> bench_external(const std::string& file, const Bytes& data, int runs) {
+    struct Tool { std::string name, tool, c, d; };
+    const std::vector<Tool> tools = {
+        {"zstd -3 (system)", "zstd", "zstd -3 -T1 -q -c", "zstd -d -q -c"},
+        {"zstd -19 (system)", "zstd", "zstd -19 -T1 -q -c", "zstd -d -q -c"},
+        {"xz -9 (system)", "xz", "xz -9 -T1 -c", "xz -d -c"},
+        {"lz4 -1 (system)", "lz4", "lz4 -1 -q -c", "lz4 -d -q -c"},
+        {"lz4 -9 (system)", "lz4", "lz4 -9 -q -c", "lz4 -d -q -c"},
+    };
+    std::vector<Row> rows;
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+    std::string comp = dir + "/statezip-bench-" + std::to_string(::getpid()) + ".c";
+    std::string back = dir + "/statezip-bench-" + std::to_string(::getpid()) + ".d";
+    for (const auto& t : tools) {
+        if (!have_tool(t.tool)) continue;
+        std::vector<double> ct, dt;
+        bool ok = true;
+        for (int i = 0; i <= runs && ok; ++i) {
+            double c = run_timed(t.c + " " + shell_quote(file) + " > " + shell_quote(comp));
+            double d = run_timed(t.d + " " + shell_quote(comp) + " > " + shell_quote(back));
+            ok = c >= 0 && d >= 0;
+            if (i) ct.push_back(c), dt.push_back(d);
+        }
+        if (!ok) continue;
+        Row r;
+        r.pipeline = t.name;
+        r.external = true;
+        std::ifstream cf(comp, std::ios::binary | std::ios::ate);
+        r.compressed = static_cast<uint64_t>(cf.tellg());
+        std::ifstream bf(back, std::ios::binary);
+        Bytes round((std::istreambuf_iterator<char>(bf)), std::istreambuf_iterator<char>());
+        r.verified = round == data;
+        if (!r.verified) throw Error(t.name + " did not round-trip");
+        r.ratio = r.compressed ? double(data.size()) / r.compressed : 0;
+        r.c_mbps = data.size() / 1e6 / median(ct);
+        r.d_mbps = data.size() / 1e6 / median(dt);
+        rows.push_back(r);
+    }
+    std::remove(comp.c_str());
+    std::remove(back.c_str());
+    return rows;
+}
+
+void print_human(const std::vector<FileResult>& results, bool sections) {
+    for (const auto& fr : results) {
+        std::printf("%s: %s, %s\n", fr.file.c_str(), fr.format.c_str(), human_bytes(fr.bytes).c_str());
+        std::vector<Row> rows = fr.rows;
+        std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ratio > b.ratio; });
+        double best_ratio = 0, best_speed = 0;
+        for (const auto& r : rows) best_ratio = std::max(best_ratio, r.ratio), best_speed = std::max(best_speed, r.c_mbps);
+        std::printf("  %-34s %12s %8s %12s %12s\n", "pipeline", "bytes", "ratio", "comp MB/s", "decomp MB/s");
+        for (const auto& r : rows)
+            std::printf("  %-34s %12llu %8.4f %12.1f %12.1f %s%s\n", r.pipeline.c_str(), (unsigned long long)r.compressed,
+                        r.ratio, r.c_mbps, r.d_mbps, r.ratio == best_ratio ? " smallest" : "",
+                        r.c_mbps == best_speed ? " fastest" : "");
+        if (sections) {
+            std::map<std::string, std::pair<std::string, double>> best;  // kind -> pipeline, ratio
+            for (const auto& r : rows)
+                for (const auto& [k, g] : r.groups)
+                    if (g.second && double(g.first) / g.second > best[k].second) best[k] = {r.pipeline, double(g.first) / g.second};
+            std::printf("  best pipeline per section kind:\n");
+            for (const auto& [k, b] : best) std::printf("    %-12s %-34s ratio %.4f\n", k.c_str(), b.first.c_str(), b.second);
+        }
+        std::printf("  (median of the timed runs after one warm-up; statezip rows in-process, system tools as processes)\n");
+    }
+}
+
+void print_json(const std::vector<FileResult>& results, bool sections) {
+    std::printf("{\"files\": [\n");
+    for (size_t f = 0; f < results.size(); ++f) {
+        const auto& fr = results[f];
+        std::printf(" {\"file\": %s, \"bytes\": %llu, \"format\": %s, \"results\": [\n", json_escape(fr.file).c_str(),
+                    (unsigned long long)fr.bytes, json_escape(fr.format).c_str());
+        for (size_t i = 0; i < fr.rows.size(); ++i) {
+            const Row& r = fr.rows[i];
+            std::printf("  {\"pipeline\": %s, \"external\": %s, \"compressed_bytes\": %llu, \"ratio\": %s, "
+                        "\"compress_mbps\": %s, \"decompress_mbps\": %s, \"verified\": %s",
+                        json_escape(r.pipeline).c_str(), r.external ? "true" : "false", (unsigned long long)r.compressed,
+                        fixed(r.ratio, 6).c_str(), fixed(r.c_mbps, 2).c_str(), fixed(r.d_mbps, 2).c_str(),
+                        r.verified ? "true" : "false");
+            if (sections && !r.external) {
+                std::printf(", \"sections\": {");
+                size_t k = 0;
+                for (const auto& [name, g] : r.groups)
+                    std::printf("%s%s: {\"bytes\": %llu, \"compressed_bytes\": %llu}", k++ ? ", " : "", json_escape(name).c_str(),
+                                (unsigned long long)g.first, (unsigned long long)g.second);
+                std::printf("}");
+            }
+            std::printf("}%s\n", i + 1 < fr.rows.size() ? "," : "");
+        }
+        std::printf(" ]}%s\n", f + 1 < results.size() ? "," : "");
+    }
+    std::printf("]}\n");
+}
+
+void print_csv(const std::vector<FileResult>& results) {
+    std::printf("file,bytes,pipeline,external,compressed_bytes,ratio,compress_mbps,decompress_mbps,verified\n");
+    for (const auto& fr : results)
+        for (const auto& r : fr.rows)
+            std::printf("\"%s\",%llu,\"%s\",%d,%llu,%s,%s,%s,%d\n", fr.file.c_str(), (unsigned long long)fr.bytes,
+                        r.pipeline.c_str(), r.external ? 1 : 0, (unsigned long long)r.compressed, fixed(r.ratio, 6).c_str(),
+                        fixed(r.c_mbps, 2).c_str(), fixed(r.d_mbps, 2).c_str(), r.verified ? 1 : 0);
+}
+
+}  // namespace
+
+std::string default_sample_path() {
+    if (const char* e = std::getenv("STATEZIP_SAMPLE"); e && *e) return e;
+#ifdef STATEZIP_SAMPLE
+    return STATEZIP_SAMPLE;
+#else
+    return "sample.bin";
+#endif
+}
+
+int run_bench(const BenchOptions& b) {
+    std::vector<std::string> files = b.files;
+    if (files.empty()) files.push_back(default_sample_path());
+    std::vector<std::string> pipes = b.pipelines.empty() ? default_pipelines(b.quick) : b.pipelines;
+    for (const auto& p : pipes) choice_for(p);  // reject bad names before any work
+    const bool progress = b.progress == 1 || (b.progress == -1 && is_terminal(2));
+    std::vector<FileResult> results;
+    int rc = 0;
+    for (const auto& f : files) {
+        try {
+            FileSource src(f);
+            Bytes data(src.size());
+            src.read_at(0, data.data(), data.size());
+            MemorySource mem(data);
+            ParsedFile pf = parse_state_file(mem, b.hints);
+            FileResult fr;
+            fr.file = f;
+            fr.bytes = data.size();
+            fr.format = pf.format + (pf.version ? " v" + std::to_string(*pf.version) : "");
+            size_t total = pipes.size() + (b.external ? 5 : 0), done = 0;
+            for (const auto& p : pipes) {
+                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", f.c_str(), ++done, total, p.c_str());
+                fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads));
+            }
+            if (b.external) {
+                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", f.c_str());
+                for (auto& r : bench_external(f, data, b.runs)) fr.rows.push_back(r);
+            }
+            if (progress) std::fprintf(stderr, "\r\033[K");
+            results.push_back(std::move(fr));
+        } catch (const std::exception& e) {
+            if (progress) std::fprintf(stderr, "\r\033[K");
+            print_error(f, e.what());
+            rc = 1;
+        }
+    }
+    if (b.json) print_json(results, b.sections);
+    else if (b.csv) print_csv(results);
+    else print_human(results, b.sections);
+    if (!b.plot.empty() && !results.empty()) {
+        std::vector<PlotPoint> pts;
+        for (const auto& fr : results)
+            for (const auto& r : fr.rows) {
+                // one point per pipeline: totals over all files
+                auto it = std::find_if(pts.begin(), pts.end(), [&](const PlotPoint& p) { return p.label == r.pipeline; });
+                if (it == pts.end()) pts.push_back({r.pipeline, 0, 0, 0, r.external}), it = pts.end() - 1;
+                it->raw += fr.bytes;
+                it->compressed += r.compressed;
+                it->seconds += fr.bytes / 1e6 / r.c_mbps;
+            }
+        try {
+            write_plot_svg(b.plot, pts);
+        } catch (const std::exception& e) {
+            print_error(b.plot, e.what());
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+}  // namespace stzcli

@@ -1,0 +1,43 @@
+// The CLI's commands. Each takes parsed options and returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine.hpp"
+
+namespace stzcli {
+
+enum class Mode { Compress, Decompress, Test, List };
+
+struct Options {
+    Mode mode = Mode::Compress;
+    std::vector<std::string> files;
+    std::string output;  // -o
+    bool to_stdout = false, force = false, remove_input = false, keep = true;
+    int verbosity = 1;  // 0 = -q, 1 = default, 2+ = -v
+    int progress = -1;  // -1 auto (stderr is a terminal), 0 off, 1 on
+    unsigned threads = 0;
+    stz::CompressOptions compress;
+};
+
+int run_files(Options& o);
+int run_inspect(const std::vector<std::string>& files, bool json, const stz::ParseHints& hints);
+
+struct BenchOptions {
+    std::vector<std::string> files;
+    std::vector<std::string> pipelines;  // empty = the built-in list
+    int runs = 3;
+    bool json = false, csv = false, sections = false, external = true, quick = false;
+    std::string plot;
+    unsigned threads = 1;
+    int progress = -1;
+    stz::ParseHints hints;
+};
+int run_bench(const BenchOptions& b);
+
+// Message helpers: "statezip: <file>: <message>" on stderr.
+void print_error(const std::string& file, const std::string& message);
+unsigned resolve_threads(unsigned requested);
+std::string default_sample_path();
+
+}  // namespace stzcli

@@ -1,0 +1,81 @@
+// Byte buffers, little-endian helpers and the error types used by every layer.
+#pragma once
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+static_assert(std::endian::native == std::endian::little,
+              "statezip reads and writes little-endian data with memcpy; big-endian hosts are not supported");
+
+namespace stz {
+
+using Bytes = std::vector<uint8_t>;
+using ByteSpan = std::span<const uint8_t>;
+
+// Any failure statezip reports to the user.
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Bad or corrupt input, noticed at a byte offset of that input.
+struct DataError : Error {
+    uint64_t offset;
+    DataError(const std::string& what, uint64_t off)
+        : Error(what + " at offset " + std::to_string(off)), offset(off) {}
+};
+
+template <class T> inline T load_le(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <class T> inline void store_le(uint8_t* p, T v) { std::memcpy(p, &v, sizeof v); }
+
+template <class T> inline void append_le(Bytes& out, T v) {
+    size_t n = out.size();
+    out.resize(n + sizeof v);
+    std::memcpy(out.data() + n, &v, sizeof v);
+}
+inline void append_bytes(Bytes& out, ByteSpan s) { out.insert(out.end(), s.begin(), s.end()); }
+inline void append_string(Bytes& out, const std::string& s) {
+    append_le<uint16_t>(out, static_cast<uint16_t>(s.size()));
+    out.insert(out.end(), s.begin(), s.end());
+}
+
+// Bounds-checked reader over an in-memory span; `base` is the offset of the span in its file,
+// so errors name the offset a user can look at.
+class SpanReader {
+public:
+    explicit SpanReader(ByteSpan data, uint64_t base = 0) : data_(data), base_(base) {}
+    size_t pos() const { return pos_; }
+    size_t remaining() const { return data_.size() - pos_; }
+    uint64_t file_offset() const { return base_ + pos_; }
+    const uint8_t* need(size_t n, const char* what) {
+        if (n > remaining()) throw DataError(std::string("truncated ") + what, file_offset());
+        const uint8_t* p = data_.data() + pos_;
+        pos_ += n;
+        return p;
+    }
+    template <class T> T get(const char* what) { return load_le<T>(need(sizeof(T), what)); }
+    uint8_t u8(const char* w) { return get<uint8_t>(w); }
+    uint16_t u16(const char* w) { return get<uint16_t>(w); }
+    uint32_t u32(const char* w) { return get<uint32_t>(w); }
+    uint64_t u64(const char* w) { return get<uint64_t>(w); }
+    ByteSpan bytes(size_t n, const char* w) { return {need(n, w), n}; }
+    std::string str16(const char* w) {
+        uint16_t n = u16(w);
+        const uint8_t* p = need(n, w);
+        return std::string(reinterpret_cast<const char*>(p), n);
+    }
+
+private:
+    ByteSpan data_;
+    uint64_t base_;
+    size_t pos_ = 0;
+};
+
+}  // namespace stz

@@ -1,0 +1,74 @@
+// lzma: raw LZMA2 (no .xz container per chunk), presets 0-9 with optional extreme ("9e").
+// The dictionary is capped to the chunk size, and that size is stored, so a decoder never
+// allocates more than the chunk needs.
+#include <lzma.h>
+
+#include "codec_impls.hpp"
+
+namespace stz {
+
+namespace {
+
+constexpr uint32_t kMaxDict = 64u << 20;
+
+class LzmaCodec final : public Codec {
+public:
+    uint8_t id() const override { return 5; }
+    std::string_view name() const override { return "lzma"; }
+    // Argument: preset "0".."9", optionally followed by "e" (xz --extreme).
+    Bytes make_params(const std::vector<std::string>& args, const DataShape&) const override {
+        if (args.size() > 1) throw Error("lzma takes one argument: the preset, e.g. 9 or 9e");
+        std::string a = args.empty() ? "6" : args[0];
+        bool extreme = !a.empty() && a.back() == 'e';
+        if (extreme) a.pop_back();
+        int preset = parse_int_arg(a, 0, 9, "lzma");
+        return Bytes{static_cast<uint8_t>(preset), static_cast<uint8_t>(extreme)};
+    }
+    static lzma_options_lzma options(ByteSpan params, uint32_t dict) {
+        lzma_options_lzma opt;
+        uint32_t preset = params.size() >= 1 ? params[0] : 6;
+        if (preset > 9) throw Error("lzma: bad preset");
+        if (params.size() >= 2 && params[1]) preset |= LZMA_PRESET_EXTREME;
+        if (lzma_lzma_preset(&opt, preset)) throw Error("lzma: bad preset");
+        opt.dict_size = dict;
+        return opt;
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        uint32_t dict = LZMA_DICT_SIZE_MIN;
+        while (dict < in.size() && dict < kMaxDict) dict <<= 1;
+        lzma_options_lzma opt = options(params, dict);
+        lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
+        append_le<uint32_t>(out, dict);
+        size_t base = out.size();
+        out.resize(base + in.size() + in.size() / 2 + 4096);
+        size_t pos = 0;
+        lzma_ret r = lzma_raw_buffer_encode(filters, nullptr, in.data(), in.size(), out.data() + base, &pos, out.size() - base);
+        if (r != LZMA_OK) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
+        out.resize(base + pos);
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        if (in.size() < 4) throw Error("lzma: truncated block");
+        uint32_t dict = load_le<uint32_t>(in.data());
+        if (dict < LZMA_DICT_SIZE_MIN || dict > kMaxDict) throw Error("lzma: bad dictionary size");
+        lzma_options_lzma opt = options(params, dict);
+        lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
+        size_t base = out.size();
+        out.resize(base + out_size);
+        size_t in_pos = 4, out_pos = 0;
+        lzma_ret r = lzma_raw_buffer_decode(filters, nullptr, in.data(), &in_pos, in.size(), out.data() + base, &out_pos, out_size);
+        if ((r != LZMA_OK && r != LZMA_STREAM_END) || out_pos != out_size) throw Error("lzma: corrupt block");
+        if (in_pos != in.size()) throw Error("lzma: trailing bytes after block");
+    }
+    std::string describe(ByteSpan params) const override {
+        std::string s = "lzma";
+        if (params.size() >= 1) s += ":" + std::to_string(params[0]) + (params.size() >= 2 && params[1] ? "e" : "");
+        return s;
+    }
+    size_t max_encoded_size(size_t n) const override { return n + n / 2 + 4096 + 4; }
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_lzma_codec() { return std::make_unique<LzmaCodec>(); }
+
+}  // namespace stz

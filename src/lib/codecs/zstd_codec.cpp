@@ -1,0 +1,70 @@
+// zstd, levels 1-22 (and negative fast levels), optional long-distance matching.
+#include <zstd.h>
+
+#include "codec_impls.hpp"
+
+namespace stz {
+
+namespace {
+
+struct CCtxHolder {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ~CCtxHolder() { ZSTD_freeCCtx(c); }
+};
+struct DCtxHolder {
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    ~DCtxHolder() { ZSTD_freeDCtx(d); }
+};
+
+class ZstdCodec final : public Codec {
+public:
+    uint8_t id() const override { return 4; }
+    std::string_view name() const override { return "zstd"; }
+    // Arguments: level (default 3) and optionally "long".
+    Bytes make_params(const std::vector<std::string>& args, const DataShape&) const override {
+        int level = 3;
+        bool lng = false;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "long") lng = true;
+            else if (i == 0) level = parse_int_arg(args[i], -7, ZSTD_maxCLevel(), "zstd");
+            else throw Error("zstd: unknown argument '" + args[i] + "'");
+        }
+        return Bytes{static_cast<uint8_t>(static_cast<int8_t>(level)), static_cast<uint8_t>(lng ? 1 : 0)};
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        thread_local CCtxHolder ctx;
+        int level = params.size() >= 1 ? static_cast<int8_t>(params[0]) : 3;
+        bool lng = params.size() >= 2 && params[1];
+        ZSTD_CCtx_reset(ctx.c, ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_compressionLevel, level);
+        ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_checksumFlag, 0);
+        ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_contentSizeFlag, 0);  // the container stores sizes
+        if (lng) ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_enableLongDistanceMatching, 1);
+        size_t base = out.size();
+        out.resize(base + ZSTD_compressBound(in.size()));
+        size_t n = ZSTD_compress2(ctx.c, out.data() + base, out.size() - base, in.data(), in.size());
+        if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
+        out.resize(base + n);
+    }
+    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override {
+        thread_local DCtxHolder ctx;
+        size_t base = out.size();
+        out.resize(base + out_size);
+        size_t n = ZSTD_decompressDCtx(ctx.d, out.data() + base, out_size, in.data(), in.size());
+        if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
+        if (n != out_size) throw Error("zstd: decoded size does not match");
+    }
+    std::string describe(ByteSpan params) const override {
+        std::string s = "zstd";
+        if (params.size() >= 1) s += ":" + std::to_string(static_cast<int8_t>(params[0]));
+        if (params.size() >= 2 && params[1]) s += ":long";
+        return s;
+    }
+    size_t max_encoded_size(size_t n) const override { return ZSTD_compressBound(n); }
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_zstd_codec() { return std::make_unique<ZstdCodec>(); }
+
+}  // namespace stz

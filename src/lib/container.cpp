@@ -1,0 +1,308 @@
+#include "container.hpp"
+
+#include <xxhash.h>
+
+namespace stz {
+
+uint64_t hash64(ByteSpan d) { return XXH3_64bits(d.data(), d.size()); }
+
+bool looks_like_stz(ByteSpan b) { return b.size() >= 8 && std::equal(b.begin(), b.begin() + 8, kStzMagic); }
+
+void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const char* what) {
+    size_t got = 0;
+    while (got < n) {
+        size_t r = in.read(dst + got, n - got);
+        if (r == 0) throw DataError(std::string("truncated ") + what, offset + got);
+        got += r;
+    }
+}
+
+static Bytes encode_header(const ContainerHeader& h) {
+    Bytes body;
+    append_le<uint64_t>(body, h.original_size);
+    append_string(body, h.format);
+    append_le<int64_t>(body, h.format_version);
+    append_string(body, h.detail);
+    append_string(body, h.note);
+    append_le<uint32_t>(body, static_cast<uint32_t>(h.sections.size()));
+    for (const auto& s : h.sections) {
+        append_string(body, s.name);
+        body.push_back(static_cast<uint8_t>(s.kind));
+        body.push_back(static_cast<uint8_t>(s.type));
+        body.push_back(s.transposed ? 1 : 0);
+        for (uint64_t v : {s.offset, s.size, s.rows, s.row_elems, s.filled_elems}) append_le<uint64_t>(body, v);
+    }
+    Bytes out(kStzMagic, kStzMagic + 8);
+    append_le<uint16_t>(out, kStzVersion);
+    append_le<uint16_t>(out, 0);
+    append_le<uint32_t>(out, static_cast<uint32_t>(body.size()));
+    append_bytes(out, body);
+    append_le<uint64_t>(out, hash64(out));
+    return out;
+}
+
+// Parses and validates the header body; `base` is its offset in the container.
+static ContainerHeader decode_header_body(ByteSpan body, uint64_t base) {
+    SpanReader r(body, base);
+    ContainerHeader h;
+    h.original_size = r.u64("header");
+    h.format = r.str16("header");
+    h.format_version = static_cast<int64_t>(r.u64("header"));
+    h.detail = r.str16("header");
+    h.note = r.str16("header");
+    uint32_t n = r.u32("section count");
+    if (n > body.size() / 43) throw DataError("section count " + std::to_string(n) + " does not fit the header", r.file_offset());
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        Section s;
+        s.name = r.str16("section name");
+        auto kind = section_kind_from_u8(r.u8("section kind"));
+        auto type = elem_type_from_u8(r.u8("section type"));
+        if (!kind || !type) throw DataError("unknown section kind or element type", r.file_offset());
+        s.kind = *kind;
+        s.type = *type;
+        s.transposed = r.u8("section flags") & 1;
+        s.offset = r.u64("section");
+        s.size = r.u64("section");
+        s.rows = r.u64("section");
+        s.row_elems = r.u64("section");
+        s.filled_elems = r.u64("section");
+        if (s.offset != at || s.size > h.original_size - at)
+            throw DataError("section table does not tile the original file", r.file_offset());
+        at += s.size;
+        h.sections.push_back(std::move(s));
+    }
+    if (at != h.original_size) throw DataError("section table does not cover the original file", r.file_offset());
+    if (r.remaining()) throw DataError("unexpected bytes in header", r.file_offset());
+    return h;
+}
+
+ContainerWriter::ContainerWriter(OutputSink& out, const ContainerHeader& h) : out_(out), original_size_(h.original_size) {
+    put(encode_header(h));
+}
+
+void ContainerWriter::put(const Bytes& b) {
+    out_.write(b.data(), b.size());
+    pos_ += b.size();
+}
+
+void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                                const Pipeline& p, const EncodedChunk& enc) {
+    Bytes rec;
+    rec.push_back(static_cast<uint8_t>(ChunkKind::Data));
+    append_le<uint32_t>(rec, section);
+    append_le<uint64_t>(rec, raw_offset);
+    append_le<uint32_t>(rec, raw_size);
+    append_le<uint32_t>(rec, static_cast<uint32_t>(enc.payload.size()));
+    rec.push_back(static_cast<uint8_t>(p.stages.size()));
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        rec.push_back(p.stages[i].codec->id());
+        append_le<uint32_t>(rec, static_cast<uint32_t>(enc.stage_input_sizes[i]));
+        rec.push_back(static_cast<uint8_t>(p.stages[i].params.size()));
+        append_bytes(rec, p.stages[i].params);
+    }
+    append_le<uint64_t>(rec, raw_hash);
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, rec.data(), rec.size());
+    XXH3_64bits_update(st, enc.payload.data(), enc.payload.size());
+    append_le<uint64_t>(rec, XXH3_64bits_digest(st));
+    XXH3_freeState(st);
+    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    put(rec);
+    put(enc.payload);
+}
+
+void ContainerWriter::finish(uint64_t content_hash) {
+    uint64_t end_offset = pos_;
+    Bytes rec;
+    rec.push_back(static_cast<uint8_t>(ChunkKind::End));
+    append_le<uint32_t>(rec, static_cast<uint32_t>(index_.size()));
+    for (const auto& e : index_) {
+        append_le<uint64_t>(rec, e.container_offset);
+        append_le<uint32_t>(rec, e.section);
+        append_le<uint32_t>(rec, e.raw_size);
+        append_le<uint32_t>(rec, e.stored_size);
+    }
+    append_le<uint64_t>(rec, original_size_);
+    append_le<uint64_t>(rec, content_hash);
+    append_le<uint64_t>(rec, hash64(rec));
+    append_le<uint64_t>(rec, end_offset);
+    rec.insert(rec.end(), kStzTrailerMagic, kStzTrailerMagic + 8);
+    put(rec);
+}
+
+ContainerReader::ContainerReader(InputStream& in) : in_(in) {
+    uint8_t fixed[16];
+    read(fixed, 16, "header");
+    if (!looks_like_stz({fixed, 16})) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    uint16_t version = load_le<uint16_t>(fixed + 8);
+    if (version != kStzVersion)
+        throw DataError("unsupported .stz format version " + std::to_string(version) + " (this statezip reads version " +
+                            std::to_string(kStzVersion) + ")", 8);
+    uint32_t len = load_le<uint32_t>(fixed + 12);
+    if (len > kMaxHeaderBytes) throw DataError("header length " + std::to_string(len) + " is too large", 12);
+    Bytes all(fixed, fixed + 16);
+    all.resize(16 + len + 8);
+    read(all.data() + 16, len + 8, "header");
+    if (hash64({all.data(), 16 + size_t(len)}) != load_le<uint64_t>(all.data() + 16 + len))
+        throw DataError("header checksum mismatch", 16 + len);
+    header_ = decode_header_body({all.data() + 16, len}, 16);
+}
+
+void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
+    read_exact(in_, dst, n, pos_, what);
+    pos_ += n;
+}
+
+std::optional<ChunkRecord> ContainerReader::next() {
+    if (ended_) return std::nullopt;
+    uint64_t start = pos_;
+    uint8_t kind;
+    read(&kind, 1, "chunk record");
+    XXH3_state_t* st = XXH3_createState();
+    struct Free { XXH3_state_t* s; ~Free() { XXH3_freeState(s); } } guard{st};
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, &kind, 1);
+    auto take = [&](uint8_t* dst, size_t n, const char* what) {
+        read(dst, n, what);
+        XXH3_64bits_update(st, dst, n);
+    };
+    if (kind == static_cast<uint8_t>(ChunkKind::End)) {
+        uint8_t b4[4];
+        take(b4, 4, "end record");
+        uint32_t n = load_le<uint32_t>(b4);
+        if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
+                                                std::to_string(n_chunks_) + " were read", start);
+        for (uint32_t i = 0; i < n; ++i) {
+            uint8_t e[20];
+            take(e, 20, "chunk index");
+            ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
+            const auto& y = seen_[i];
+            if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
+                x.stored_size != y.stored_size)
+                throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
+        }
+        uint8_t tail[16];
+        take(tail, 16, "end record");
+        uint64_t orig = load_le<uint64_t>(tail);
+        content_hash_ = load_le<uint64_t>(tail + 8);
+        uint64_t expect = XXH3_64bits_digest(st);
+        uint8_t trailer[24];
+        read(trailer, 24, "trailer");
+        if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
+        if (orig != header_.original_size || raw_pos_ != orig)
+            throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
+                                " bytes", start);
+        if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
+            throw DataError("bad trailer", pos_ - 16);
+        uint8_t extra;
+        if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
+        ended_ = true;
+        return std::nullopt;
+    }
+    if (kind != static_cast<uint8_t>(ChunkKind::Data))
+        throw DataError("unknown chunk kind " + std::to_string(kind) + " (written by a newer statezip?)", start);
+    uint8_t h[21];
+    take(h, 21, "chunk header");
+    ChunkRecord c;
+    c.container_offset = start;
+    c.section = load_le<uint32_t>(h);
+    c.raw_offset = load_le<uint64_t>(h + 4);
+    c.raw_size = load_le<uint32_t>(h + 12);
+    uint32_t stored = load_le<uint32_t>(h + 16);
+    uint8_t n_stages = h[20];
+    std::string where = "chunk " + std::to_string(n_chunks_);
+    if (c.section >= header_.sections.size()) throw DataError(where + ": bad section index", start);
+    const Section& sec = header_.sections[c.section];
+    if (c.raw_offset != raw_pos_) throw DataError(where + ": chunks out of order", start);
+    if (c.raw_size == 0 || c.raw_size > kMaxChunkRaw) throw DataError(where + ": bad chunk size", start);
+    if (c.raw_offset < sec.offset || c.raw_offset + c.raw_size > sec.offset + sec.size)
+        throw DataError(where + ": chunk lies outside its section", start);
+    if (n_stages > kMaxStages) throw DataError(where + ": too many codec stages", start);
+    uint64_t stage_cap = kMaxChunkRaw + (kMaxChunkRaw >> 1) + 8192;
+    for (uint8_t i = 0; i < n_stages; ++i) {
+        uint8_t sh[6];
+        take(sh, 6, "codec stage");
+        const Codec* codec = find_codec(sh[0]);
+        if (!codec) throw DataError(where + ": unknown codec id " + std::to_string(sh[0]) + " (written by a newer statezip?)", start);
+        uint32_t in_size = load_le<uint32_t>(sh + 1);
+        if (in_size > stage_cap) throw DataError(where + ": codec stage size too large", start);
+        Bytes params(sh[5]);
+        take(params.data(), params.size(), "codec parameters");
+        c.pipeline.stages.push_back({codec, std::move(params)});
+        c.stage_sizes.push_back(in_size);
+    }
+    if (n_stages == 0 || c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
+    if (stored > stage_cap) throw DataError(where + ": stored size too large", start);
+    uint8_t hh[16];
+    read(hh, 16, "chunk checksums");
+    c.raw_hash = load_le<uint64_t>(hh);
+    XXH3_64bits_update(st, hh, 8);
+    c.payload.resize(stored);
+    take(c.payload.data(), stored, "chunk payload");
+    if (XXH3_64bits_digest(st) != load_le<uint64_t>(hh + 8)) throw DataError("checksum mismatch in " + where, start);
+    seen_.push_back({start, c.section, c.raw_size, stored});
+    raw_pos_ += c.raw_size;
+    ++n_chunks_;
+    return c;
+}
+
+Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    Bytes raw;
+    try {
+        raw = decode_pipeline(c.pipeline, c.payload, c.stage_sizes);
+    } catch (const DataError&) {
+        throw;
+    } catch (const Error& e) {
+        throw DataError(std::string("corrupt chunk (") + e.what() + ")", c.container_offset);
+    }
+    if (hash64(raw) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
+    return raw;
+}
+
+ContainerListing list_container(InputSource& in) {
+    ContainerListing L;
+    L.container_size = in.size();
+    uint64_t size = in.size();
+    if (size < 16 + 8 + 1 + 4 + 24 + 24) throw DataError("file too small to be a .stz", 0);
+    Bytes fixed(16);
+    in.read_at(0, fixed.data(), 16);
+    if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    if (load_le<uint16_t>(fixed.data() + 8) != kStzVersion) throw DataError("unsupported .stz format version", 8);
+    uint32_t len = load_le<uint32_t>(fixed.data() + 12);
+    if (len > kMaxHeaderBytes || 16 + uint64_t(len) + 8 > size) throw DataError("bad header length", 12);
+    Bytes hdr(16 + len + 8);
+    in.read_at(0, hdr.data(), hdr.size());
+    if (hash64({hdr.data(), 16 + size_t(len)}) != load_le<uint64_t>(hdr.data() + 16 + len))
+        throw DataError("header checksum mismatch", 16 + len);
+    L.header = decode_header_body({hdr.data() + 16, len}, 16);
+    uint8_t trailer[16];
+    in.read_at(size - 16, trailer, 16);
+    if (!std::equal(trailer + 8, trailer + 16, kStzTrailerMagic)) throw DataError("bad trailer (truncated .stz?)", size - 16);
+    uint64_t end = load_le<uint64_t>(trailer);
+    if (end < hdr.size() || end > size - 16 - 1 - 4 - 24) throw DataError("bad end-record offset", size - 16);
+    Bytes rec(size - 16 - end);
+    in.read_at(end, rec.data(), rec.size());
+    SpanReader r(rec, end);
+    if (r.u8("end record") != 0) throw DataError("end record expected", end);
+    uint32_t n = r.u32("end record");
+    if (uint64_t(n) * 20 + 1 + 4 + 24 != rec.size()) throw DataError("end record size does not match its chunk count", end);
+    for (uint32_t i = 0; i < n; ++i) {
+        ChunkIndexEntry e;
+        e.container_offset = r.u64("index");
+        e.section = r.u32("index");
+        e.raw_size = r.u32("index");
+        e.stored_size = r.u32("index");
+        if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", r.file_offset());
+        L.index.push_back(e);
+    }
+    uint64_t orig = r.u64("end record");
+    L.content_hash = r.u64("end record");
+    uint64_t h = r.u64("end record");
+    if (h != hash64({rec.data(), rec.size() - 8})) throw DataError("end record checksum mismatch", end);
+    if (orig != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
+    return L;
+}
+
+}  // namespace stz

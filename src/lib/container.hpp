@@ -1,0 +1,101 @@
+// The .stz container (docs/FORMAT.md): header with the section table, a sequence of
+// independently decodable chunks, an end record with the chunk index and whole-file hash,
+// and a fixed trailer pointing at the end record. Written in one pass; readable from a pipe.
+#pragma once
+#include <optional>
+
+#include "io.hpp"
+#include "pipeline.hpp"
+#include "section.hpp"
+
+namespace stz {
+
+inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
+inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
+inline constexpr uint16_t kStzVersion = 1;
+inline constexpr uint32_t kMaxChunkRaw = 64u << 20;     // a reader rejects larger chunks
+inline constexpr uint32_t kMaxHeaderBytes = 64u << 20;
+inline constexpr uint8_t kMaxStages = 8;
+
+enum class ChunkKind : uint8_t { End = 0, Data = 1 /* 2 reserved: reference into another file */ };
+
+struct ContainerHeader {
+    uint64_t original_size = 0;
+    std::string format = "opaque";
+    int64_t format_version = -1;  // -1: none
+    std::string detail;
+    std::string note;
+    std::vector<Section> sections;
+};
+
+struct ChunkIndexEntry {
+    uint64_t container_offset = 0;
+    uint32_t section = 0;
+    uint32_t raw_size = 0;
+    uint32_t stored_size = 0;
+};
+
+struct ChunkRecord {
+    uint32_t section = 0;
+    uint64_t raw_offset = 0;
+    uint32_t raw_size = 0;
+    Pipeline pipeline;
+    std::vector<uint64_t> stage_sizes;
+    uint64_t raw_hash = 0;
+    Bytes payload;
+    uint64_t container_offset = 0;
+};
+
+class ContainerWriter {
+public:
+    ContainerWriter(OutputSink& out, const ContainerHeader& h);
+    void add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
+                   const EncodedChunk& enc);
+    void finish(uint64_t content_hash);
+    uint64_t bytes_written() const { return pos_; }
+
+private:
+    void put(const Bytes& b);
+    OutputSink& out_;
+    uint64_t pos_ = 0;
+    uint64_t original_size_;
+    std::vector<ChunkIndexEntry> index_;
+};
+
+// Sequential reader: header, then chunks in order, then the end record and trailer.
+class ContainerReader {
+public:
+    explicit ContainerReader(InputStream& in);
+    const ContainerHeader& header() const { return header_; }
+    // Next data chunk, verified against its record hash; nullopt after the end record,
+    // which is verified too (chunk count, sizes, trailer).
+    std::optional<ChunkRecord> next();
+    Bytes decode(const ChunkRecord& c) const;  // decodes and checks the raw hash
+    uint64_t content_hash() const { return content_hash_; }
+    uint32_t chunks_read() const { return n_chunks_; }
+
+private:
+    void read(uint8_t* dst, size_t n, const char* what);
+    InputStream& in_;
+    uint64_t pos_ = 0;
+    ContainerHeader header_;
+    uint64_t raw_pos_ = 0;
+    uint32_t n_chunks_ = 0;
+    std::vector<ChunkIndexEntry> seen_;
+    uint64_t content_hash_ = 0;
+    bool ended_ = false;
+};
+
+struct ContainerListing {
+    ContainerHeader header;
+    std::vector<ChunkIndexEntry> index;
+    uint64_t container_size = 0;
+    uint64_t content_hash = 0;
+};
+// Reads header and index only (seeks to the trailer), without decoding any chunk.
+ContainerListing list_container(InputSource& in);
+
+bool looks_like_stz(ByteSpan first_bytes);
+uint64_t hash64(ByteSpan data);
+
+}  // namespace stz

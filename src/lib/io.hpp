@@ -1,0 +1,74 @@
+// The library's only view of the outside world: abstract byte sources and sinks.
+// The CLI implements them over files and pipes; tests implement them over memory.
+#pragma once
+#include <algorithm>
+
+#include "bytes.hpp"
+
+namespace stz {
+
+class InputSource {  // random access, known size
+public:
+    virtual ~InputSource() = default;
+    virtual uint64_t size() const = 0;
+    // Reads exactly n bytes at offset `off` or throws.
+    virtual void read_at(uint64_t off, uint8_t* dst, size_t n) = 0;
+};
+
+class InputStream {  // sequential
+public:
+    virtual ~InputStream() = default;
+    // Returns the number of bytes read, 0 at end of input.
+    virtual size_t read(uint8_t* dst, size_t n) = 0;
+};
+
+class OutputSink {
+public:
+    virtual ~OutputSink() = default;
+    virtual void write(const uint8_t* data, size_t n) = 0;
+};
+
+class MemorySource final : public InputSource {
+public:
+    explicit MemorySource(ByteSpan d) : d_(d) {}
+    uint64_t size() const override { return d_.size(); }
+    void read_at(uint64_t off, uint8_t* dst, size_t n) override {
+        if (off > d_.size() || n > d_.size() - off) throw Error("read past the end of the input");
+        std::copy_n(d_.data() + off, n, dst);
+    }
+
+private:
+    ByteSpan d_;
+};
+
+class MemoryStream final : public InputStream {
+public:
+    explicit MemoryStream(ByteSpan d) : d_(d) {}
+    size_t read(uint8_t* dst, size_t n) override {
+        n = std::min(n, d_.size() - pos_);
+        std::copy_n(d_.data() + pos_, n, dst);
+        pos_ += n;
+        return n;
+    }
+
+private:
+    ByteSpan d_;
+    size_t pos_ = 0;
+};
+
+class MemorySink final : public OutputSink {
+public:
+    void write(const uint8_t* data, size_t n) override { out.insert(out.end(), data, data + n); }
+    Bytes out;
+};
+
+class NullSink final : public OutputSink {
+public:
+    void write(const uint8_t*, size_t n) override { written += n; }
+    uint64_t written = 0;
+};
+
+// Reads exactly n bytes from a stream; throws DataError("truncated ...") at `offset` if it ends.
+void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const char* what);
+
+}  // namespace stz

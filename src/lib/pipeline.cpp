@@ -1,0 +1,65 @@
+#include "pipeline.hpp"
+
+namespace stz {
+
+static std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t p = s.find(sep, start);
+        out.emplace_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+        if (p == std::string_view::npos) break;
+        start = p + 1;
+    }
+    return out;
+}
+
+std::string Pipeline::describe() const {
+    if (stages.empty()) return "store";
+    std::string s;
+    for (const auto& st : stages) {
+        if (!s.empty()) s += '+';
+        s += st.codec->describe(st.params);
+    }
+    return s;
+}
+
+Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
+    Pipeline p;
+    if (spec.empty()) throw Error("empty codec pipeline");
+    for (const auto& stage_text : split(spec, '+')) {
+        auto parts = split(stage_text, ':');
+        const Codec* c = find_codec(parts[0]);
+        if (!c) throw Error("unknown codec '" + parts[0] + "' in pipeline '" + std::string(spec) + "'");
+        std::vector<std::string> args(parts.begin() + 1, parts.end());
+        p.stages.push_back({c, c->make_params(args, shape)});
+    }
+    return p;
+}
+
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {
+    EncodedChunk r;
+    Bytes cur(raw.begin(), raw.end()), next;
+    for (const auto& st : p.stages) {
+        r.stage_input_sizes.push_back(cur.size());
+        next.clear();
+        st.codec->encode(cur, st.params, next);
+        std::swap(cur, next);
+    }
+    r.payload = std::move(cur);
+    return r;
+}
+
+Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+    if (sizes.size() != p.stages.size()) throw Error("pipeline stage count mismatch");
+    Bytes cur(payload.begin(), payload.end()), next;
+    for (size_t i = p.stages.size(); i-- > 0;) {
+        next.clear();
+        p.stages[i].codec->decode(cur, p.stages[i].params, static_cast<size_t>(sizes[i]), next);
+        if (next.size() != sizes[i]) throw Error("codec " + std::string(p.stages[i].codec->name()) + " produced a wrong size");
+        std::swap(cur, next);
+    }
+    return cur;
+}
+
+}  // namespace stz

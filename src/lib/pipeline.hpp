@@ -1,0 +1,31 @@
+// A pipeline is a chain of codecs applied in order on encode and in reverse on decode,
+// like a liblzma filter chain. Each stage records the size of its input, so every decode
+// step knows exactly how many bytes it must produce.
+#pragma once
+#include "codec.hpp"
+
+namespace stz {
+
+struct Stage {
+    const Codec* codec = nullptr;
+    Bytes params;
+};
+
+struct Pipeline {
+    std::vector<Stage> stages;
+    std::string describe() const;  // "shuffle:2+zstd:3"
+};
+
+// Parses "name[:arg]...[+name[:arg]...]" for data of the given shape.
+Pipeline parse_pipeline(std::string_view spec, const DataShape& shape);
+
+struct EncodedChunk {
+    Bytes payload;
+    std::vector<uint64_t> stage_input_sizes;  // one per stage
+};
+
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw);
+// `sizes[i]` is the input size of stage i at encode time; `max_size` caps every intermediate.
+Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes);
+
+}  // namespace stz
