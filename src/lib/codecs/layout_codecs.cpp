@@ -141,7 +141,7 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         uint64_t w = param_u64(params, 0), cols = param_u64(params, 1);
-        if (w == 0 || cols == 0 || in.size() % (w * cols)) {
+        if (w == 0 || cols == 0 || in.empty() || in.size() % (w * cols)) {
             append_bytes(out, in);
             out.push_back(0);
             return;

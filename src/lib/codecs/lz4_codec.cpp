@@ -11,6 +11,10 @@ namespace stz {
 namespace {
 
 void lz4_decode(ByteSpan in, size_t out_size, Bytes& out, const char* name) {
+    if (out_size == 0) {  // empty input encodes to an empty block (lz4 has no empty-block form)
+        if (!in.empty()) throw Error(std::string(name) + ": data for an empty block");
+        return;
+    }
     if (in.size() > INT_MAX || out_size > INT_MAX) throw Error(std::string(name) + ": block too large");
     size_t base = out.size();
     out.resize(base + out_size);
@@ -33,6 +37,7 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw Error("lz4: input too large");
+        if (in.empty()) return;
         int accel = params.size() == 4 ? static_cast<int>(load_le<uint32_t>(params.data())) : 1;
         size_t base = out.size();
         out.resize(base + LZ4_compressBound(static_cast<int>(in.size())));
@@ -59,6 +64,7 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw Error("lz4hc: input too large");
+        if (in.empty()) return;
         int level = params.size() == 1 ? params[0] : 9;
         int bound = LZ4_compressBound(static_cast<int>(in.size()));
         size_t base = out.size();

@@ -34,6 +34,7 @@ public:
         return opt;
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        if (in.empty()) return;  // an empty block is empty
         uint32_t dict = LZMA_DICT_SIZE_MIN;
         while (dict < in.size() && dict < kMaxDict) dict <<= 1;
         lzma_options_lzma opt = options(params, dict);
@@ -47,6 +48,10 @@ public:
         out.resize(base + pos);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        if (out_size == 0) {
+            if (!in.empty()) throw Error("lzma: data for an empty block");
+            return;
+        }
         if (in.size() < 4) throw Error("lzma: truncated block");
         uint32_t dict = load_le<uint32_t>(in.data());
         if (dict < LZMA_DICT_SIZE_MIN || dict > kMaxDict) throw Error("lzma: bad dictionary size");

@@ -62,6 +62,7 @@ Grammar whole_state(const char* detail, bool rng, bool outputs, KvGrammar g) {
 
 Grammar seq_state(const char* detail, KvGrammar g) {
     return {detail, [=](SourceReader& r, SectionList& out, ParsedFile&, RecordFacts& f) {
+                if (r.at_end()) throw DataError("sequence state missing", r.pos());
                 if (g.ik) {
                     parse_kv_record(r, out, g, "", f);
                     if (!r.at_end()) throw DataError("unexpected bytes after the KV record", r.pos());

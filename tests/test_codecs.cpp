@@ -1,0 +1,161 @@
+// Every codec and transform: exact round trip on adversarial inputs, and decoders that
+// reject (never crash on) garbage.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+
+#include "pipeline.hpp"
+#include "test_util.hpp"
+
+using namespace stz;
+using stztest::random_bytes;
+
+namespace {
+
+std::vector<std::pair<std::string, Bytes>> adversarial_inputs() {
+    std::vector<std::pair<std::string, Bytes>> v;
+    v.push_back({"empty", {}});
+    v.push_back({"one byte", {0x42}});
+    v.push_back({"one zero", {0}});
+    v.push_back({"zeros 4096", Bytes(4096, 0)});
+    v.push_back({"zeros odd", Bytes(100003, 0)});
+    v.push_back({"random 1", random_bytes(1, 1)});
+    v.push_back({"random 7", random_bytes(7, 2)});
+    v.push_back({"random 65537", random_bytes(65537, 3)});
+    Bytes runs;
+    for (int i = 0; i < 300; ++i) runs.insert(runs.end(), static_cast<size_t>(i * 7 % 97 + 1), static_cast<uint8_t>(i));
+    v.push_back({"runs", runs});
+    Bytes mixed = random_bytes(50001, 4);
+    std::fill(mixed.begin() + 1000, mixed.begin() + 30000, 0);
+    v.push_back({"random with zero hole", mixed});
+    // Floats with every special value, as f32 and f16 bit patterns.
+    Bytes f;
+    float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-40f, 3.4e38f, 1.0f, -2.5f};
+    for (int i = 0; i < 1000; ++i) append_le<float>(f, specials[i % 11]);
+    for (uint16_t h : {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff, 0x3c00}) append_le<uint16_t>(f, h);
+    f.push_back(0x5a);  // odd length
+    v.push_back({"float specials", f});
+    Bytes ramp;
+    for (uint32_t i = 0; i < 70000; ++i) append_le<uint16_t>(ramp, static_cast<uint16_t>(i * 13));
+    v.push_back({"ramp", ramp});
+    return v;
+}
+
+std::vector<DataShape> shapes() {
+    std::vector<DataShape> v;
+    v.push_back({});
+    DataShape f16;
+    f16.kind = ElemKind::F16, f16.elem_bytes = 2, f16.row_bytes = 64;
+    v.push_back(f16);
+    DataShape trim = f16;
+    trim.row_bytes = 1024, trim.keep_bytes = 40;
+    v.push_back(trim);
+    DataShape f32;
+    f32.kind = ElemKind::F32, f32.elem_bytes = 4, f32.row_bytes = 128;
+    v.push_back(f32);
+    DataShape q8;
+    q8.kind = ElemKind::Block, q8.elem_bytes = 34, q8.block_head = 2, q8.row_bytes = 34 * 4;
+    v.push_back(q8);
+    return v;
+}
+
+const std::vector<std::string> kPipelines = {
+    "store", "rle", "lz4", "lz4:8", "lz4hc", "lz4hc:12", "zstd:1", "zstd:3", "zstd:19", "zstd:3:long", "zstd:-3",
+    "lzma:0", "lzma:6", "lzma:9e", "trim", "trim+zstd:3", "shuffle", "shuffle:4+zstd", "shuffle+lz4", "transpose",
+    "transpose+shuffle+zstd:3", "fields", "fields+zstd:3", "fields:34:2+lzma:6", "trim+shuffle+transpose+rle"};
+
+}  // namespace
+
+TEST_CASE("every codec pipeline round-trips adversarial inputs", "[codec]") {
+    for (const auto& shape : shapes())
+        for (const auto& spec : kPipelines) {
+            Pipeline p = parse_pipeline(spec, shape);
+            for (const auto& [name, data] : adversarial_inputs()) {
+                INFO("pipeline " << spec << ", input " << name << ", row " << shape.row_bytes);
+                EncodedChunk e = encode_pipeline(p, data);
+                Bytes back = decode_pipeline(p, e.payload, e.stage_input_sizes);
+                REQUIRE(back == data);
+            }
+        }
+}
+
+TEST_CASE("trim drops only verified zeros", "[codec]") {
+    DataShape s;
+    s.kind = ElemKind::F16, s.elem_bytes = 2, s.row_bytes = 16, s.keep_bytes = 4;
+    Pipeline p = parse_pipeline("trim", s);
+    Bytes rows(16 * 100, 0);
+    for (size_t r = 0; r < 100; ++r) rows[r * 16] = static_cast<uint8_t>(r + 1);
+    EncodedChunk e = encode_pipeline(p, rows);
+    CHECK(e.payload.size() == 100 * 4 + 1);  // rows trimmed to their filled prefix
+    rows[5 * 16 + 10] = 7;                   // a non-zero byte where a zero was expected
+    e = encode_pipeline(p, rows);
+    CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == rows);
+}
+
+TEST_CASE("rle codes long zero runs compactly", "[codec]") {
+    Pipeline p = parse_pipeline("rle", {});
+    Bytes z(1 << 20, 0);
+    CHECK(encode_pipeline(p, z).payload.size() < 8);
+}
+
+TEST_CASE("a 64 MiB input round-trips through the heavy pipelines", "[codec][huge]") {
+    Bytes big = random_bytes(64u << 20, 9);
+    std::fill(big.begin() + (10u << 20), big.begin() + (30u << 20), 0);
+    for (std::string spec : {"zstd:3", "lz4", "rle", "shuffle+zstd:1"}) {
+        Pipeline p = parse_pipeline(spec, {});
+        EncodedChunk e = encode_pipeline(p, big);
+        REQUIRE(decode_pipeline(p, e.payload, e.stage_input_sizes) == big);
+    }
+}
+
+TEST_CASE("decoders reject garbage and wrong sizes without crashing", "[codec]") {
+    Bytes sample = random_bytes(5000, 5);
+    std::fill(sample.begin(), sample.begin() + 2000, 0);
+    for (const auto& spec : kPipelines) {
+        Pipeline p = parse_pipeline(spec, shapes()[1]);
+        EncodedChunk e = encode_pipeline(p, sample);
+        // Truncations, garbage and a wrong declared size must throw or give other bytes, never crash.
+        for (size_t cut : {size_t(0), size_t(1), e.payload.size() / 2, e.payload.size() > 0 ? e.payload.size() - 1 : 0}) {
+            Bytes t(e.payload.begin(), e.payload.begin() + std::min(cut, e.payload.size()));
+            try {
+                (void)decode_pipeline(p, t, e.stage_input_sizes);
+            } catch (const Error&) {
+            }
+        }
+        for (uint64_t seed = 0; seed < 20; ++seed) {
+            Bytes g = random_bytes(e.payload.size() ? e.payload.size() : 8, seed);
+            try {
+                (void)decode_pipeline(p, g, e.stage_input_sizes);
+            } catch (const Error&) {
+            }
+        }
+        auto sizes = e.stage_input_sizes;
+        sizes[0] += 1;
+        try {
+            Bytes out = decode_pipeline(p, e.payload, sizes);
+            CHECK(out != sample);
+        } catch (const Error&) {
+        }
+    }
+    SUCCEED("no crash");
+}
+
+TEST_CASE("bad codec names and arguments are refused", "[codec]") {
+    CHECK_THROWS_AS(parse_pipeline("nosuch", {}), Error);
+    CHECK_THROWS_AS(parse_pipeline("zstd:99", {}), Error);
+    CHECK_THROWS_AS(parse_pipeline("lzma:x", {}), Error);
+    CHECK_THROWS_AS(parse_pipeline("", {}), Error);
+    CHECK_THROWS_AS(parse_pipeline("zstd+", {}), Error);
+}
+
+TEST_CASE("codec ids are stable and unique", "[codec]") {
+    std::vector<int> seen;
+    for (const Codec* c : all_codecs()) {
+        CHECK(std::find(seen.begin(), seen.end(), c->id()) == seen.end());
+        seen.push_back(c->id());
+        CHECK(find_codec(c->id()) == c);
+        CHECK(find_codec(c->name()) == c);
+    }
+    CHECK(find_codec("zstd")->id() == 4);
+    CHECK(find_codec("lzma")->id() == 5);
+}

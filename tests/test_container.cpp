@@ -1,0 +1,168 @@
+// The .stz container: round trips at chunk boundaries, identical output for every thread
+// count, listing without decoding, and detection of every truncation and of bit flips.
+#include <catch2/catch.hpp>
+#include <xxhash.h>
+
+#include "test_util.hpp"
+
+using namespace stz;
+using namespace stztest;
+
+TEST_CASE("round trip at sizes around chunk boundaries", "[container]") {
+    CompressOptions opt;
+    opt.chunk_bytes = 4096;
+    for (size_t n : {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 3 * 4096 + 17}) {
+        Bytes in = random_bytes(n, n);
+        if (n > 100) std::fill(in.begin() + n / 3, in.begin() + n / 2, 0);
+        INFO("size " << n);
+        Bytes c = compress_bytes(in, opt);
+        REQUIRE(decompress_bytes(c) == in);
+        REQUIRE(decompress_bytes(c, 2) == in);
+    }
+}
+
+TEST_CASE("output is identical for every thread count", "[container]") {
+    Bytes in = random_bytes(3u << 20, 7);
+    std::fill(in.begin(), in.begin() + (1u << 20), 0);
+    CompressOptions opt;
+    opt.chunk_bytes = 256u << 10;
+    opt.threads = 1;
+    Bytes one = compress_bytes(in, opt);
+    for (unsigned t : {2u, 3u, 8u}) {
+        opt.threads = t;
+        CHECK(compress_bytes(in, opt) == one);
+    }
+}
+
+TEST_CASE("list reads the header and index without decoding", "[container]") {
+    Bytes in = random_bytes(100000, 3);
+    CompressOptions opt;
+    opt.chunk_bytes = 16384;
+    Bytes c = compress_bytes(in, opt);
+    MemorySource src(c);
+    ContainerListing L = list_container(src);
+    CHECK(L.header.original_size == in.size());
+    CHECK(L.header.format == "opaque");
+    CHECK(L.index.size() == 7);
+    uint64_t raw = 0;
+    for (const auto& e : L.index) raw += e.raw_size;
+    CHECK(raw == in.size());
+    CHECK(L.content_hash == XXH3_64bits(in.data(), in.size()));
+}
+
+namespace {
+
+Bytes small_stz() {
+    Bytes in = random_bytes(3000, 11);
+    std::fill(in.begin() + 500, in.begin() + 2500, 0);
+    CompressOptions opt;
+    opt.chunk_bytes = 4096;
+    opt.codec.all = "zstd:3";
+    Bytes c = compress_bytes(in, opt);
+    // a second file with several chunks and sections
+    return c;
+}
+
+bool decode_fails(const Bytes& c) {
+    try {
+        (void)decompress_bytes(c);
+        return false;
+    } catch (const Error&) {
+        return true;
+    }
+}
+
+// Offset of the first chunk record.
+size_t first_chunk(const Bytes& c) { return 16 + load_le<uint32_t>(c.data() + 12) + 8; }
+
+void rehash_first_chunk(Bytes& c) {
+    size_t at = first_chunk(c);
+    size_t p = at + 1 + 4 + 8 + 4;
+    uint32_t stored = load_le<uint32_t>(c.data() + p);
+    p += 4;
+    uint8_t n = c[p++];
+    for (uint8_t i = 0; i < n; ++i) p += 6 + c[p + 5];
+    p += 8;  // raw hash
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, c.data() + at, p - at);
+    XXH3_64bits_update(st, c.data() + p + 8, stored);
+    store_le<uint64_t>(c.data() + p, XXH3_64bits_digest(st));
+    XXH3_freeState(st);
+}
+
+}  // namespace
+
+TEST_CASE("every truncation of a .stz is detected", "[container][corruption]") {
+    Bytes c = small_stz();
+    REQUIRE(!decode_fails(c));
+    for (size_t n = 0; n < c.size(); ++n) {
+        Bytes t(c.begin(), c.begin() + n);
+        INFO("truncated to " << n << " of " << c.size());
+        REQUIRE(decode_fails(t));
+    }
+    Bytes longer = c;
+    longer.push_back(0);
+    CHECK(decode_fails(longer));
+}
+
+TEST_CASE("bit flips anywhere in a .stz are detected", "[container][corruption]") {
+    Bytes c = small_stz();
+    size_t flips = 0;
+    for (size_t pos = 0; pos < c.size(); pos += (pos < 64 ? 1 : 3))
+        for (int bit = 0; bit < 8; bit += 3) {
+            Bytes t = c;
+            t[pos] ^= static_cast<uint8_t>(1u << bit);
+            INFO("flip byte " << pos << " bit " << bit);
+            REQUIRE(decode_fails(t));
+            ++flips;
+        }
+    CHECK(flips > 100);
+}
+
+TEST_CASE("unknown versions, codecs and absurd sizes are rejected with a clear message", "[container][corruption]") {
+    Bytes c = small_stz();
+    Bytes v = c;
+    v[8] = 9;
+    try {
+        (void)decompress_bytes(v);
+        FAIL("accepted version 9");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("unsupported .stz format version 9") != std::string::npos);
+    }
+    Bytes k = c;
+    size_t stage = first_chunk(k) + 1 + 4 + 8 + 4 + 4 + 1;
+    k[stage] = 200;
+    rehash_first_chunk(k);
+    try {
+        (void)decompress_bytes(k);
+        FAIL("accepted codec 200");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("unknown codec id 200") != std::string::npos);
+    }
+    Bytes s = c;
+    store_le<uint32_t>(s.data() + first_chunk(s) + 13, 0x7fffffff);  // raw size 2 GiB
+    rehash_first_chunk(s);
+    try {
+        (void)decompress_bytes(s);
+        FAIL("accepted a 2 GiB chunk");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("bad chunk size") != std::string::npos);
+    }
+    Bytes m = c;
+    m[0] = 'X';
+    CHECK_THROWS_WITH(decompress_bytes(m), Catch::Contains("not a statezip"));
+}
+
+TEST_CASE("a chunk whose payload was altered and re-hashed still fails its raw checksum", "[container][corruption]") {
+    Bytes in(5000, 0);
+    for (size_t i = 0; i < in.size(); i += 3) in[i] = static_cast<uint8_t>(i);
+    CompressOptions opt;
+    opt.codec.all = "store";
+    Bytes c = compress_bytes(in, opt);
+    size_t at = first_chunk(c);
+    size_t payload = at + 1 + 4 + 8 + 4 + 4 + 1 + 6 + 8 + 8;
+    c[payload + 10] ^= 1;
+    rehash_first_chunk(c);
+    CHECK_THROWS_WITH(decompress_bytes(c), Catch::Contains("checksum mismatch in decoded chunk"));
+}

@@ -1,0 +1,52 @@
+// Helpers shared by the tests.
+#pragma once
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+#include <random>
+#include <string>
+
+#include "engine.hpp"
+
+namespace stztest {
+
+inline stz::Bytes random_bytes(size_t n, uint64_t seed) {
+    std::mt19937_64 g(seed);
+    stz::Bytes b(n);
+    for (auto& x : b) x = static_cast<uint8_t>(g());
+    return b;
+}
+
+inline stz::Bytes read_file(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return stz::Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+inline void write_file(const std::string& p, const stz::Bytes& b) {
+    std::ofstream f(p, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+inline stz::Bytes compress_bytes(const stz::Bytes& in, const stz::CompressOptions& opt = {}) {
+    stz::MemorySource src(in);
+    stz::MemorySink sink;
+    stz::compress_stream(src, sink, opt);
+    return sink.out;
+}
+
+inline stz::Bytes decompress_bytes(const stz::Bytes& in, unsigned threads = 1) {
+    stz::MemoryStream s(in);
+    stz::MemorySink sink;
+    stz::decompress_stream(s, sink, threads);
+    return sink.out;
+}
+
+// A fresh empty directory under TMPDIR for one test.
+inline std::string temp_dir(const std::string& name) {
+    const char* t = std::getenv("TMPDIR");
+    std::string d = std::string(t && *t ? t : "/tmp") + "/statezip-test-" + name + "-" + std::to_string(::getpid());
+    std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
+    return d;
+}
+
+}  // namespace stztest
