@@ -56,13 +56,20 @@ std::vector<DataShape> shapes() {
     DataShape q8;
     q8.kind = ElemKind::Block, q8.elem_bytes = 34, q8.block_head = 2, q8.row_bytes = 34 * 4;
     v.push_back(q8);
+    DataShape tv = f16;  // transposed V: rows are channels
+    tv.transposed = true, tv.row_bytes = 2 * 37;
+    v.push_back(tv);
+    DataShape bf = f16;
+    bf.kind = ElemKind::BF16;
+    v.push_back(bf);
     return v;
 }
 
 const std::vector<std::string> kPipelines = {
     "store", "rle", "lz4", "lz4:8", "lz4hc", "lz4hc:12", "zstd:1", "zstd:3", "zstd:19", "zstd:3:long", "zstd:-3",
     "lzma:0", "lzma:6", "lzma:9e", "trim", "trim+zstd:3", "shuffle", "shuffle:4+zstd", "shuffle+lz4", "transpose",
-    "transpose+shuffle+zstd:3", "fields", "fields+zstd:3", "fields:34:2+lzma:6", "trim+shuffle+transpose+rle"};
+    "transpose+shuffle+zstd:3", "fields", "fields+zstd:3", "fields:34:2+lzma:6", "trim+shuffle+transpose+rle", "chanctx", "chanctx:nomatch",
+    "dedup", "dedup+chanctx", "trim+chanctx", "trim+dedup+chanctx+zstd:1"};
 
 }  // namespace
 
@@ -90,6 +97,27 @@ TEST_CASE("trim drops only verified zeros", "[codec]") {
     rows[5 * 16 + 10] = 7;                   // a non-zero byte where a zero was expected
     e = encode_pipeline(p, rows);
     CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == rows);
+}
+
+TEST_CASE("dedup replaces repeated rows and chanctx models channels", "[codec]") {
+    DataShape s;
+    s.kind = ElemKind::F16, s.elem_bytes = 2, s.row_bytes = 64;
+    Bytes rows;
+    Bytes a = random_bytes(64, 1), b = random_bytes(64, 2);
+    for (int r = 0; r < 100; ++r) append_bytes(rows, r % 3 ? a : b);
+    Pipeline p = parse_pipeline("dedup", s);
+    EncodedChunk e = encode_pipeline(p, rows);
+    CHECK(e.payload.size() < 2 * 64 + 300);
+    CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == rows);
+    // Noisy values whose magnitude depends on the channel: the context model must beat plain
+    // byte planes + zstd (which sees the mix of all channels' exponents).
+    Bytes smooth;
+    Bytes noise = random_bytes(2000 * 32 * 2, 3);
+    for (int r = 0; r < 2000; ++r)
+        for (int c = 0; c < 32; ++c)
+            append_le<uint16_t>(smooth, static_cast<uint16_t>(((c * 5 % 31) << 10) + load_le<uint16_t>(&noise[(r * 32 + c) * 2]) % 1024));
+    Pipeline cm = parse_pipeline("chanctx", s), sz = parse_pipeline("shuffle+zstd:3", s);
+    CHECK(encode_pipeline(cm, smooth).payload.size() < encode_pipeline(sz, smooth).payload.size());
 }
 
 TEST_CASE("rle codes long zero runs compactly", "[codec]") {

@@ -21,6 +21,7 @@ struct DataShape {
     uint32_t block_head = 0;    // Block only: bytes of the per-block header (scales) before the payload
     uint64_t row_bytes = 0;     // bytes per row, 0 when the data has no row structure
     uint64_t keep_bytes = 0;    // bytes of each row that may be non-zero (trim); 0 = unknown
+    bool transposed = false;    // rows are channels (each row one channel's run of values)
 };
 
 class Codec {
@@ -36,6 +37,9 @@ public:
     virtual void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const = 0;
     // The spec string for these parameters, e.g. "zstd:19:long".
     virtual std::string describe(ByteSpan params) const { (void)params; return std::string(name()); }
+    // The shape of this codec's output, for the next stage's parameters (e.g. trim leaves
+    // shorter rows).
+    virtual DataShape output_shape(const DataShape& in) const { return in; }
     // Upper bound of encoded size for `n` input bytes (used to cap what a reader accepts).
     virtual size_t max_encoded_size(size_t n) const { return n + n / 8 + 1024; }
 };

@@ -70,7 +70,7 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
     h.sections = parsed.sections;
 
     // One pipeline per section, parsed once; chunks of a row-structured section hold whole rows.
-    std::vector<Pipeline> pipes;
+    std::vector<std::vector<Pipeline>> pipes;  // per section: alternatives, smallest output wins
     std::vector<ChunkJob> jobs;
     const uint64_t target = std::max<uint32_t>(opt.chunk_bytes, 4096);
     for (uint32_t si = 0; si < parsed.sections.size(); ++si) {
@@ -83,8 +83,8 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
         } else {
             shape.row_bytes = shape.keep_bytes = 0;  // rows too large for one chunk: treat as bytes
         }
-        pipes.push_back(parse_pipeline(spec, shape));
-        res.sections.push_back({pipes.back().describe(), s.size, 0});
+        pipes.push_back(parse_alternatives(spec, shape));
+        res.sections.push_back({spec, s.size, 0});
         for (uint64_t off = 0; off < s.size; off += step)
             jobs.push_back({si, s.offset + off, static_cast<uint32_t>(std::min(step, s.size - off))});
     }
@@ -107,19 +107,20 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
         }
         std::vector<EncodedChunk> enc(n);
         std::vector<uint64_t> hashes(n);
-        std::vector<bool> stored(n);
+        std::vector<const Pipeline*> used(n);
         parallel_for(n, threads, [&](size_t i) {
             const ChunkJob& j = jobs[first + i];
             hashes[i] = hash64(raw[i]);
-            enc[i] = encode_pipeline(pipes[j.section], raw[i]);
-            if (enc[i].payload.size() >= raw[i].size()) {  // never expand: fall back to store
-                enc[i] = encode_pipeline(store, raw[i]);
-                stored[i] = true;
+            used[i] = &store;  // never expand: store unless a pipeline is smaller
+            enc[i] = encode_pipeline(store, raw[i]);
+            for (const Pipeline& p : pipes[j.section]) {
+                EncodedChunk e = encode_pipeline(p, raw[i]);
+                if (e.payload.size() < enc[i].payload.size()) enc[i] = std::move(e), used[i] = &p;
             }
         });
         for (size_t i = 0; i < n; ++i) {
             const ChunkJob& j = jobs[first + i];
-            w.add_chunk(j.section, j.offset, j.size, hashes[i], stored[i] ? store : pipes[j.section], enc[i]);
+            w.add_chunk(j.section, j.offset, j.size, hashes[i], *used[i], enc[i]);
             res.sections[j.section].stored += enc[i].payload.size();
             done += j.size;
         }

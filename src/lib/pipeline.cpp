@@ -26,15 +26,23 @@ std::string Pipeline::describe() const {
 
 Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
     Pipeline p;
+    DataShape cur = shape;
     if (spec.empty()) throw Error("empty codec pipeline");
     for (const auto& stage_text : split(spec, '+')) {
         auto parts = split(stage_text, ':');
         const Codec* c = find_codec(parts[0]);
         if (!c) throw Error("unknown codec '" + parts[0] + "' in pipeline '" + std::string(spec) + "'");
         std::vector<std::string> args(parts.begin() + 1, parts.end());
-        p.stages.push_back({c, c->make_params(args, shape)});
+        p.stages.push_back({c, c->make_params(args, cur)});
+        cur = c->output_shape(cur);
     }
     return p;
+}
+
+std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape& shape) {
+    std::vector<Pipeline> v;
+    for (const auto& alt : split(spec, '|')) v.push_back(parse_pipeline(alt, shape));
+    return v;
 }
 
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {

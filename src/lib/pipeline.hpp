@@ -18,6 +18,8 @@ struct Pipeline {
 
 // Parses "name[:arg]...[+name[:arg]...]" for data of the given shape.
 Pipeline parse_pipeline(std::string_view spec, const DataShape& shape);
+// Parses "pipeline|pipeline|...": alternatives of which each chunk keeps the smallest.
+std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape& shape);
 
 struct EncodedChunk {
     Bytes payload;

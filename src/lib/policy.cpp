@@ -27,7 +27,7 @@ const char* section_group(SectionKind k) {
 
 void parse_codec_option(const std::string& text, CodecChoice& choice) {
     if (text.find('=') == std::string::npos) {
-        parse_pipeline(text, DataShape{});  // validates names and arguments now, not mid-file
+        parse_alternatives(text, DataShape{});  // validates names and arguments now, not mid-file
         choice.all = text;
         return;
     }
@@ -41,37 +41,41 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
         static const std::string groups[] = {"kv", "meta", "logits", "zero", "opaque"};
         if (std::find(std::begin(groups), std::end(groups), group) == std::end(groups))
             throw Error("--codec: unknown group '" + group + "' (kv, meta, logits, zero, opaque)");
-        parse_pipeline(pipe, DataShape{});
+        parse_alternatives(pipe, DataShape{});
         choice.groups[group] = pipe;
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
 }
 
-static std::string entropy_stage(Preset p, int level) {
-    if (level) return "zstd:" + std::to_string(level);
-    switch (p) {
-        case Preset::Fast: return "zstd:1";
-        case Preset::Max: return "lzma:9e";
-        default: return "zstd:3";
-    }
-}
-
+// Presets, measured on the real corpus (bench/RESULTS.md):
+//  fast     byte planes + zstd -1: zstd-like speed, smaller than zstd -19 on K/V.
+//  default  repeated rows removed, then the adaptive channel-context model (chanctx).
+//  max      per chunk the smaller of chanctx and byte planes + lzma -9e.
+// A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
 std::string choose_pipeline(const Section& s, const CodecChoice& c) {
     if (auto it = c.groups.find(section_group(s.kind)); it != c.groups.end()) return it->second;
     if (!c.all.empty()) return c.all;
-    const std::string ent = entropy_stage(c.preset, c.level);
-    const std::string meta = c.preset == Preset::Fast ? "zstd:3" : c.preset == Preset::Max ? "lzma:9e" : "zstd:19";
+    Preset p = c.preset;
+    if (c.level && p == Preset::Default && c.level <= 5) p = Preset::Fast;
+    const std::string lvl = std::to_string(c.level);
+    const std::string general = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:1" : p == Preset::Max ? "lzma:9e" : "zstd:3";
+    const std::string meta = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:3" : p == Preset::Max ? "lzma:9e" : "zstd:19";
     const auto& t = elem_type_info(s.type);
+    const bool typed = t.kind != ElemKind::Bytes;
     switch (s.kind) {
-        case SectionKind::Slack: return "trim+" + ent;
-        case SectionKind::Opaque: return ent;
-        case SectionKind::Logits: case SectionKind::Embeddings: return "shuffle+" + ent;
+        case SectionKind::Slack: return "trim+" + general;
+        case SectionKind::Opaque: return general;
+        case SectionKind::Logits: case SectionKind::Embeddings:
+            return p == Preset::Fast ? "shuffle+zstd:1" : "chanctx|shuffle+" + meta;
         case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState: {
             std::string trim = s.shape().keep_bytes ? "trim+" : "";
-            if (t.kind == ElemKind::Block) return trim + "fields+" + ent;
-            if (t.kind == ElemKind::Bytes) return trim + ent;
-            return trim + "shuffle+" + ent;
+            if (!typed) return trim + general;
+            std::string split = t.kind == ElemKind::Block ? "fields" : "shuffle";
+            if (p == Preset::Fast) return trim + split + "+zstd:1";
+            std::string model = trim + (s.transposed ? "" : "dedup+") + "chanctx";
+            if (p == Preset::Max) return model + "|" + trim + split + "+lzma:9e";
+            return model;
         }
         default: return meta;
     }

@@ -28,6 +28,7 @@ DataShape Section::shape() const {
     s.elem_bytes = t.block_bytes;
     s.block_head = t.head_bytes;
     s.row_bytes = row_bytes();
+    s.transposed = transposed;
     if (s.row_bytes && filled_elems && filled_elems < row_elems && t.block_elems == 1)
         s.keep_bytes = filled_elems * t.block_bytes;
     return s;

@@ -13,4 +13,7 @@ std::unique_ptr<Codec> make_trim_codec();
 std::unique_ptr<Codec> make_shuffle_codec();
 std::unique_ptr<Codec> make_transpose_codec();
 std::unique_ptr<Codec> make_fields_codec();
+std::unique_ptr<Codec> make_channel_context_codec();
+std::unique_ptr<Codec> make_row_dedup_codec();
+
 }  // namespace stz

@@ -19,6 +19,8 @@ static const std::vector<std::unique_ptr<Codec>>& registry() {
         v.push_back(make_shuffle_codec());    // id 7
         v.push_back(make_transpose_codec());  // id 8
         v.push_back(make_fields_codec());     // id 9
+        v.push_back(make_channel_context_codec());  // id 10
+        v.push_back(make_row_dedup_codec());  // id 11
         return v;
     }();
     return codecs;

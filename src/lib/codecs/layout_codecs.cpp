@@ -69,6 +69,12 @@ public:
         }
     }
     std::string describe(ByteSpan) const override { return "trim"; }
+    DataShape output_shape(const DataShape& in) const override {
+        DataShape s = in;
+        if (in.row_bytes && in.keep_bytes && in.keep_bytes < in.row_bytes) s.row_bytes = in.keep_bytes;
+        s.keep_bytes = 0;
+        return s;
+    }
     size_t max_encoded_size(size_t n) const override { return n + 1; }
 };
 

@@ -1,0 +1,128 @@
+// dedup: rows that repeat an earlier row of the block are replaced by a reference.
+// Exact repeats are common where a row depends only on the token (layer-0 V rows of a
+// flash-attention cache: 40-45% repeats on real files). Output: the unique rows, then the
+// references {varint row-index delta, varint unique-row index}, their length (u32) and a
+// mode byte (0 = copied unchanged, 1 = deduplicated) last, so row alignment is kept.
+#include <xxhash.h>
+
+#include <unordered_map>
+
+#include "codec_impls.hpp"
+
+namespace stz {
+
+namespace {
+
+void put_varint(Bytes& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<uint8_t>(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<uint8_t>(v));
+}
+
+uint64_t get_varint(ByteSpan in, size_t& pos) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (pos >= in.size()) throw Error("dedup: truncated reference");
+        uint8_t b = in[pos++];
+        v |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v;
+    }
+    throw Error("dedup: bad reference");
+}
+
+class RowDedupCodec final : public Codec {
+public:
+    uint8_t id() const override { return 11; }
+    std::string_view name() const override { return "dedup"; }
+    Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
+        if (!args.empty()) throw Error("dedup takes no arguments (rows come from the section)");
+        Bytes p;
+        append_le<uint64_t>(p, shape.transposed ? 0 : shape.row_bytes);
+        return p;
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        if (params.size() != 8) throw Error("dedup: bad parameters");
+        const uint64_t row = load_le<uint64_t>(params.data());
+        if (row == 0 || in.empty() || in.size() % row) {
+            append_bytes(out, in);
+            out.push_back(0);
+            return;
+        }
+        const size_t n = in.size() / row;
+        std::unordered_multimap<uint64_t, uint32_t> seen;  // hash -> unique index
+        std::vector<size_t> unique_rows;
+        Bytes refs;
+        size_t last_dup = 0;
+        for (size_t r = 0; r < n; ++r) {
+            const uint8_t* p = in.data() + r * row;
+            uint64_t h = XXH3_64bits(p, row);
+            int64_t match = -1;
+            for (auto [it, end] = seen.equal_range(h); it != end; ++it)
+                if (std::memcmp(in.data() + unique_rows[it->second] * row, p, row) == 0) {
+                    match = it->second;
+                    break;
+                }
+            if (match >= 0) {
+                put_varint(refs, r - last_dup);
+                put_varint(refs, static_cast<uint64_t>(match));
+                last_dup = r;
+            } else {
+                seen.emplace(h, static_cast<uint32_t>(unique_rows.size()));
+                unique_rows.push_back(r);
+            }
+        }
+        for (size_t r : unique_rows) out.insert(out.end(), in.begin() + r * row, in.begin() + (r + 1) * row);
+        append_bytes(out, refs);
+        append_le<uint32_t>(out, static_cast<uint32_t>(refs.size()));
+        out.push_back(1);
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        if (params.size() != 8 || in.empty()) throw Error("dedup: bad block");
+        const uint64_t row = load_le<uint64_t>(params.data());
+        if (in.back() == 0) {
+            if (in.size() - 1 != out_size) throw Error("dedup: size mismatch");
+            out.insert(out.end(), in.begin(), in.end() - 1);
+            return;
+        }
+        if (in.back() != 1 || row == 0 || out_size % row || in.size() < 5) throw Error("dedup: bad block");
+        uint32_t ref_len = load_le<uint32_t>(in.data() + in.size() - 5);
+        if (ref_len > in.size() - 5) throw Error("dedup: bad reference length");
+        size_t body = in.size() - 5 - ref_len;
+        if (body % row) throw Error("dedup: bad unique rows");
+        const size_t n = out_size / row, n_unique = body / row;
+        ByteSpan refs = in.subspan(body, ref_len);
+        size_t pos = 0, next_dup = SIZE_MAX, last = 0, u = 0;
+        uint64_t ref = 0;
+        auto next_ref = [&] {
+            if (pos < refs.size()) {
+                next_dup = last + get_varint(refs, pos);
+                ref = get_varint(refs, pos);
+                last = next_dup;
+            } else next_dup = SIZE_MAX;
+        };
+        next_ref();
+        out.reserve(out.size() + out_size);
+        for (size_t r = 0; r < n; ++r) {
+            if (r == next_dup) {
+                if (ref >= u) throw Error("dedup: reference to a later row");
+                out.insert(out.end(), in.begin() + ref * row, in.begin() + (ref + 1) * row);
+                next_ref();
+                if (next_dup <= r && next_dup != SIZE_MAX) throw Error("dedup: references out of order");
+            } else {
+                if (u >= n_unique) throw Error("dedup: too few unique rows");
+                out.insert(out.end(), in.begin() + u * row, in.begin() + (u + 1) * row);
+                ++u;
+            }
+        }
+        if (u != n_unique || next_dup != SIZE_MAX) throw Error("dedup: row counts do not match");
+    }
+    size_t max_encoded_size(size_t n) const override { return n + 16; }
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_row_dedup_codec() { return std::make_unique<RowDedupCodec>(); }
+
+}  // namespace stz
