@@ -7,6 +7,9 @@
 //   node llama_state.mjs check MODEL REF.json STATE...  in this (fresh) process, load each STATE
 //        into a fresh context (llama_state_seq_load_file), feed the same token and require
 //        bit-identical probabilities at every step. Exit 0 only if every file matches.
+//   node llama_state.mjs compare MODEL STATE_A STATE_B  load both (fresh contexts), feed the
+//        last token of A's token list to each, require bit-identical probabilities (a user's
+//        own file, where no reference run exists).
 //
 // Env: NLS_KV_TYPE (F16, BF16, F32, Q8_0, Q4_0, ...), NLS_FLASH_ATTN (0|1), NLS_CTX (default 2048),
 //      NLS_TOKENS (default 300), NLS_GEN (default 32). One thread, so results are deterministic.
@@ -106,8 +109,20 @@ if (mode === "save") {
         console.log(JSON.stringify(r));
         failed ||= !r.ok;
     }
+} else if (mode === "compare") {
+    const runs = [];
+    for (const st of rest.slice(0, 2)) {
+        const {context, sequence} = await sequenceOf(model);
+        await sequence.loadStateFromFile(st, {acceptRisk: true});
+        const toks = sequence.contextTokens;
+        runs.push({tokens: toks.length, ...await probe(model, sequence, toks.length ? toks.at(-1) : 1)});
+        await context.dispose();
+    }
+    const same = runs[0].tokens === runs[1].tokens && runs[0].probsSha256 === runs[1].probsSha256;
+    console.log(JSON.stringify({a: rest[0], b: rest[1], tokens: runs[0].tokens, identical: same}));
+    failed = !same;
 } else {
-    console.error("usage: node llama_state.mjs save MODEL STATE REF | check MODEL REF STATE...");
+    console.error("usage: node llama_state.mjs save MODEL STATE REF | check MODEL REF STATE... | compare MODEL A B");
     failed = true;
 }
 await model.dispose();
