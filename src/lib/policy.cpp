@@ -73,7 +73,9 @@ std::string choose_pipeline(const Section& s, const CodecChoice& c) {
             if (!typed) return trim + general;
             std::string split = t.kind == ElemKind::Block ? "fields" : "shuffle";
             if (p == Preset::Fast) return trim + split + "+zstd:1";
-            std::string model = trim + (s.transposed ? "" : "dedup+") + "chanctx";
+            // K rows carry their position (RoPE) and never repeat: no dedup, no match model there.
+            std::string model = s.kind == SectionKind::KvKey ? trim + "chanctx:nomatch"
+                                                             : trim + (s.transposed ? "" : "dedup+") + "chanctx";
             if (p == Preset::Max) return model + "|" + trim + split + "+lzma:9e";
             return model;
         }
