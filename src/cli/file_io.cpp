@@ -35,6 +35,8 @@ void on_signal(int sig) {
 
 void install_signal_handlers() {
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, on_signal);
+    ::signal(SIGXFSZ, SIG_IGN);  // a file-size limit becomes a write error (EFBIG) we report
+    ::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes a write error (EPIPE) we report
 }
 
 bool path_exists(const std::string& p) {

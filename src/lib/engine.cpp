@@ -2,37 +2,14 @@
 
 #include <xxhash.h>
 
-#include <atomic>
-#include <exception>
-#include <thread>
+#include <deque>
+#include <memory>
+
+#include "thread_pool.hpp"
 
 namespace stz {
 
 namespace {
-
-// Runs fn(0..n-1) on up to `threads` threads; rethrows the first exception.
-void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)>& fn) {
-    if (threads <= 1 || n <= 1) {
-        for (size_t i = 0; i < n; ++i) fn(i);
-        return;
-    }
-    std::atomic<size_t> next{0};
-    std::exception_ptr err;
-    std::atomic<bool> failed{false};
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < std::min<size_t>(threads, n); ++t)
-        pool.emplace_back([&] {
-            for (size_t i; !failed && (i = next++) < n;) {
-                try {
-                    fn(i);
-                } catch (...) {
-                    if (!failed.exchange(true)) err = std::current_exception();
-                }
-            }
-        });
-    for (auto& th : pool) th.join();
-    if (err) std::rethrow_exception(err);
-}
 
 struct Hasher {
     XXH3_state_t* st = XXH3_createState();
@@ -94,38 +71,45 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
     Pipeline store;
     store.stages.push_back({find_codec("store"), {}});
     const unsigned threads = std::max(1u, opt.threads);
-    const size_t window = threads * 2;
+    struct Done {
+        EncodedChunk enc;
+        uint64_t hash = 0;
+        const Pipeline* used = nullptr;
+    };
+    auto encode = [&](std::shared_ptr<Bytes> raw, uint32_t section) {
+        Done d;
+        d.hash = hash64(*raw);
+        d.used = &store;  // never expand: store unless a pipeline is smaller
+        d.enc = encode_pipeline(store, *raw);
+        for (const Pipeline& p : pipes[section]) {
+            EncodedChunk e = encode_pipeline(p, *raw);
+            if (e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
+        }
+        return d;
+    };
+    // Reads stay sequential (one pass over the input); up to 2 x threads chunks are in flight.
+    ThreadPool pool(threads);
+    std::deque<std::pair<size_t, std::future<Done>>> inflight;
     uint64_t done = 0;
-    for (size_t first = 0; first < jobs.size(); first += window) {
-        size_t n = std::min(window, jobs.size() - first);
-        std::vector<Bytes> raw(n);
-        for (size_t i = 0; i < n; ++i) {  // reads stay sequential: one pass over the input
-            const ChunkJob& j = jobs[first + i];
-            raw[i].resize(j.size);
-            in.read_at(j.offset, raw[i].data(), j.size);
-            whole.update(raw[i]);
-        }
-        std::vector<EncodedChunk> enc(n);
-        std::vector<uint64_t> hashes(n);
-        std::vector<const Pipeline*> used(n);
-        parallel_for(n, threads, [&](size_t i) {
-            const ChunkJob& j = jobs[first + i];
-            hashes[i] = hash64(raw[i]);
-            used[i] = &store;  // never expand: store unless a pipeline is smaller
-            enc[i] = encode_pipeline(store, raw[i]);
-            for (const Pipeline& p : pipes[j.section]) {
-                EncodedChunk e = encode_pipeline(p, raw[i]);
-                if (e.payload.size() < enc[i].payload.size()) enc[i] = std::move(e), used[i] = &p;
-            }
-        });
-        for (size_t i = 0; i < n; ++i) {
-            const ChunkJob& j = jobs[first + i];
-            w.add_chunk(j.section, j.offset, j.size, hashes[i], *used[i], enc[i]);
-            res.sections[j.section].stored += enc[i].payload.size();
-            done += j.size;
-        }
-        if (opt.progress) opt.progress(done, in.size(), parsed.sections[jobs[first + n - 1].section].name);
+    auto retire = [&] {
+        auto [ji, fut] = std::move(inflight.front());
+        inflight.pop_front();
+        Done d = fut.get();
+        const ChunkJob& j = jobs[ji];
+        w.add_chunk(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+        res.sections[j.section].stored += d.enc.payload.size();
+        done += j.size;
+        if (opt.progress) opt.progress(done, in.size(), parsed.sections[j.section].name);
+    };
+    for (size_t ji = 0; ji < jobs.size(); ++ji) {
+        const ChunkJob& j = jobs[ji];
+        auto raw = std::make_shared<Bytes>(j.size);
+        in.read_at(j.offset, raw->data(), j.size);
+        whole.update(*raw);
+        inflight.emplace_back(ji, pool.submit([&encode, raw, s = j.section] { return encode(raw, s); }));
+        while (inflight.size() >= 2 * threads) retire();
     }
+    while (!inflight.empty()) retire();
     w.finish(whole.digest());
     res.compressed_bytes = w.bytes_written();
     return res;
@@ -137,27 +121,23 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned th
     res.header = r.header();
     Hasher whole;
     threads = std::max(1u, threads);
-    const size_t window = threads * 2;
-    for (bool more = true; more;) {
-        std::vector<ChunkRecord> batch;
-        while (batch.size() < window) {
-            auto c = r.next();
-            if (!c) {
-                more = false;
-                break;
-            }
-            batch.push_back(std::move(*c));
-        }
-        std::vector<Bytes> raw(batch.size());
-        parallel_for(batch.size(), threads, [&](size_t i) { raw[i] = r.decode(batch[i]); });
-        for (size_t i = 0; i < batch.size(); ++i) {
-            whole.update(raw[i]);
-            out.write(raw[i].data(), raw[i].size());
-            res.bytes_out += raw[i].size();
-        }
-        if (progress && !batch.empty())
-            progress(res.bytes_out, res.header.original_size, res.header.sections[batch.back().section].name);
+    ThreadPool pool(threads);
+    std::deque<std::pair<uint32_t, std::future<Bytes>>> inflight;
+    auto retire = [&] {
+        auto [section, fut] = std::move(inflight.front());
+        inflight.pop_front();
+        Bytes raw = fut.get();
+        whole.update(raw);
+        out.write(raw.data(), raw.size());
+        res.bytes_out += raw.size();
+        if (progress) progress(res.bytes_out, res.header.original_size, res.header.sections[section].name);
+    };
+    while (auto c = r.next()) {
+        auto rec = std::make_shared<ChunkRecord>(std::move(*c));
+        inflight.emplace_back(rec->section, pool.submit([&r, rec] { return r.decode(*rec); }));
+        while (inflight.size() >= 2 * threads) retire();
     }
+    while (!inflight.empty()) retire();
     if (whole.digest() != r.content_hash()) throw Error("whole-file checksum mismatch: the output is not the original");
     return res;
 }
