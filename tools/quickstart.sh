@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# One command to set up, build and run statezip on a fresh Debian 12 machine.
+# One command to set up, build and run statezip on a fresh Debian 12 machine (as root, or
+# with sudo).
 #   tools/quickstart.sh bench   install, build, run `statezip bench` on the bundled sample state file
-#   tools/quickstart.sh test    install, build, run the whole test suite (what CI runs)
+#   tools/quickstart.sh test    install, build and run everything CI runs:
+#                               1. an ASan+UBSan build (clang) of the whole test suite, plus each
+#                                  libFuzzer target for STATEZIP_FUZZ_SECONDS (default 60);
+#                               2. the release build's full suite, including the real llama.cpp
+#                                  integration tests (label "llama").
+#   tools/quickstart.sh unit    only the release build and its tests without llama.cpp (quick loop)
 # The real corpus (../shared/corpus, ../shared/corpus-legacy beside the repo) is used by the
 # tests when present; set STATEZIP_CORPUS=dir1:dir2 to point elsewhere.
 set -euo pipefail
@@ -9,7 +15,9 @@ cd "$(dirname "$0")/.."
 what="${1:-test}"
 
 packages=(build-essential cmake pkg-config liblz4-dev libzstd-dev liblzma-dev libcli11-dev catch2
-          libxxhash-dev zstd xz-utils lz4 python3)
+          libxxhash-dev zstd xz-utils lz4 python3 time)
+[ "$what" = test ] && packages+=(clang libclang-rt-14-dev)
+command -v node >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -25,14 +33,29 @@ if [ -z "${STATEZIP_CORPUS:-}" ]; then
   STATEZIP_CORPUS="$(IFS=:; echo "${corpus[*]:-}")"
 fi
 export STATEZIP_CORPUS
+jobs="$(nproc)"
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)"
+release_build() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j"$jobs"
+}
 
 case "$what" in
-  bench) exec ./build/statezip bench ;;
+  bench)
+    release_build
+    exec ./build/statezip bench ;;
+  unit)
+    release_build
+    cd build && exec ctest --output-on-failure -j"$jobs" -LE llama ;;
   test)
     [ -n "$STATEZIP_CORPUS" ] && echo "quickstart: corpus tests use $STATEZIP_CORPUS" >&2
-    cd build && exec ctest --output-on-failure -j"$(nproc)" ;;
-  *) echo "usage: tools/quickstart.sh bench|test" >&2; exit 2 ;;
+    echo "quickstart: [1/2] sanitizer build (ASan+UBSan, clang) with fuzzing" >&2
+    cmake -S . -B build-san -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DSTATEZIP_SANITIZE=ON -DSTATEZIP_FUZZ=ON -DSTATEZIP_FUZZ_SECONDS="${STATEZIP_FUZZ_SECONDS:-60}" >/dev/null
+    cmake --build build-san -j"$jobs"
+    (cd build-san && ctest --output-on-failure -j"$jobs" -LE llama)
+    echo "quickstart: [2/2] release build, full suite with llama.cpp integration" >&2
+    release_build
+    cd build && exec ctest --output-on-failure -j"$jobs" ;;
+  *) echo "usage: tools/quickstart.sh bench|test|unit" >&2; exit 2 ;;
 esac

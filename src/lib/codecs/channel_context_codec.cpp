@@ -152,7 +152,7 @@ public:
             ++miss;
         }
         if (rc.overran() || (raw_planes && miss != n_miss)) throw Error("chanctx: corrupt stream");
-        std::memcpy(o + n * R, planes + raw_planes * n_miss, tail);
+        if (tail) std::memcpy(o + n * R, planes + raw_planes * n_miss, tail);
     }
     size_t max_encoded_size(size_t n) const override { return n + n / 16 + 64; }
 };

@@ -199,6 +199,7 @@ public:
     }
     static void permute(ByteSpan in, ByteSpan params, uint8_t* o, bool forward) {
         uint64_t block = param_u64(params, 0), head = param_u64(params, 1);
+        if (in.empty()) return;
         if (block == 0 || head == 0 || head >= block) {
             std::memcpy(o, in.data(), in.size());
             return;

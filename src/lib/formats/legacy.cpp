@@ -304,7 +304,7 @@ std::optional<ParsedFile> parse_legacy(InputSource& in, const ParseHints& hints)
     }
     // Raw blob with the rng first (flavours A, B, and v2+ dumps), or the seed's wrapper.
     uint64_t first = load_le<uint64_t>(b);
-    if (first >= 1000 && first <= kRngBuf && digits_at(in, 8)) {
+    if (first >= 1000 && first <= kRngBuf && 8 + first <= in.size() && digits_at(in, 8)) {
         ParsedFile pf;
         pf.format = "legacy-raw";
         auto res = parse_blob(in, 0, pf, SectionList(0), std::nullopt, std::nullopt, 99, hints, in.size());
