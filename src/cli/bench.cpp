@@ -81,7 +81,10 @@ Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& n
         if (i) ct.push_back(std::chrono::duration<double>(t1 - t0).count());
         if (i == runs) {
             for (size_t s = 0; s < pf.sections.size(); ++s) {
-                auto& g = row.groups[section_kind_name(pf.sections[s].kind)];
+                const Section& sec = pf.sections[s];
+                std::string key = section_kind_name(sec.kind);
+                if (sec.kind == SectionKind::KvKey || sec.kind == SectionKind::KvValue) key += "/" + sec.type_string();
+                auto& g = row.groups[key];
                 g.first += r.sections[s].raw;
                 g.second += r.sections[s].stored;
             }

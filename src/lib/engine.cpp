@@ -79,12 +79,11 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
     auto encode = [&](std::shared_ptr<Bytes> raw, uint32_t section) {
         Done d;
         d.hash = hash64(*raw);
-        d.used = &store;  // never expand: store unless a pipeline is smaller
-        d.enc = encode_pipeline(store, *raw);
         for (const Pipeline& p : pipes[section]) {
             EncodedChunk e = encode_pipeline(p, *raw);
-            if (e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
+            if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
         }
+        if (d.enc.payload.size() >= raw->size()) d.enc = encode_pipeline(store, *raw), d.used = &store;  // never expand
         return d;
     };
     // Reads stay sequential (one pass over the input); up to 2 x threads chunks are in flight.
