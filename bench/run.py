@@ -83,6 +83,7 @@ def main():
     per_file = []
     kv = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0, 0.0, 0.0]))  # type -> method -> raw, packed, ct, dt
     speed_by_type = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))
+    bound_by_type = collections.defaultdict(lambda: [0, 0.0])  # float type -> K/V bytes, bound bytes
     with tempfile.TemporaryDirectory() as tmp:
         for n, f in enumerate(files, 1):
             print(f"[{n}/{len(files)}] {f}", file=sys.stderr)
@@ -111,13 +112,16 @@ def main():
                         t = key.split("/")[1]
                         acc = kv[t]["statezip " + r["pipeline"]]
                         acc[0] += g["bytes"]; acc[1] += g["compressed_bytes"]
+                if len(types) == 1 and r["pipeline"] == "default" and fr.get("float_kv_bytes"):
+                    b = bound_by_type[next(iter(types))]
+                    b[0] += fr["float_kv_bytes"]; b[1] += fr["float_kv_bound_bytes"]
                 if len(types) == 1:  # speed of whole files whose K/V are all one type
                     sp = speed_by_type[next(iter(types))]["statezip " + r["pipeline"]]
                     sp[0] += fr["bytes"]; sp[1] += fr["bytes"] / 1e6 / r["compress_mbps"]; sp[2] += fr["bytes"] / 1e6 / r["decompress_mbps"]
-    write_results(args, files, per_file, kv, speed_by_type)
+    write_results(args, files, per_file, kv, speed_by_type, bound_by_type)
 
 
-def write_results(args, files, per_file, kv, speed_by_type):
+def write_results(args, files, per_file, kv, speed_by_type, bound_by_type):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     L = ["# Benchmark results", "",
          f"Command: `{' '.join(['bench/run.py'] + sys.argv[1:])}`" + (f" with `STATEZIP_CORPUS={os.environ.get('STATEZIP_CORPUS')}`" if os.environ.get("STATEZIP_CORPUS") and not args.inputs else ""),
@@ -164,6 +168,9 @@ def write_results(args, files, per_file, kv, speed_by_type):
                 cs, ds = f"{raw / 1e6 / ct:.1f}", f"{raw / 1e6 / dt:.1f}"
             vs = f"{packed / xz[1]:.3f}" if xz else "–"
             L.append(f"| {t} | {raw:,} | {m} | {raw / packed:.4f} | {vs} | {cs} | {ds} |")
+        if t in bound_by_type:
+            raw, bound = bound_by_type[t]
+            L.append(f"| {t} | {raw:,} | per-channel order-0 bound (files of this type only) | {raw / bound:.4f} | | | |")
     # Per file
     L += ["", "## Per file (ratio)", "", "| folder | file | bytes | " + " | ".join(methods) + " |",
           "|---|---|---|" + "---|" * len(methods)]

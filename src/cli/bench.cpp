@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "file_io.hpp"
 #include "report.hpp"
+#include "stats.hpp"
 
 namespace stzcli {
 
@@ -36,6 +37,8 @@ struct FileResult {
     uint64_t bytes = 0;
     std::string format;
     std::vector<Row> rows;
+    uint64_t float_kv_bytes = 0;  // f16/bf16/f32 K and V sections
+    double float_kv_bound = 0;    // their per-channel order-0 bound, in bytes
 };
 
 double median(std::vector<double> v) {
@@ -173,6 +176,9 @@ std::vector<Row> bench_external(const std::string& file, const Bytes& data, int 
 void print_human(const std::vector<FileResult>& results, bool sections) {
     for (const auto& fr : results) {
         std::printf("%s: %s, %s\n", fr.file.c_str(), fr.format.c_str(), human_bytes(fr.bytes).c_str());
+        if (fr.float_kv_bytes)
+            std::printf("  float K/V sections: %s; per-channel order-0 bound %.0f bytes (ratio %.4f)\n",
+                        human_bytes(fr.float_kv_bytes).c_str(), fr.float_kv_bound, fr.float_kv_bytes / fr.float_kv_bound);
         std::vector<Row> rows = fr.rows;
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ratio > b.ratio; });
         double best_ratio = 0, best_speed = 0;
@@ -198,8 +204,9 @@ void print_json(const std::vector<FileResult>& results, bool sections) {
     std::printf("{\"files\": [\n");
     for (size_t f = 0; f < results.size(); ++f) {
         const auto& fr = results[f];
-        std::printf(" {\"file\": %s, \"bytes\": %llu, \"format\": %s, \"results\": [\n", json_escape(fr.file).c_str(),
-                    (unsigned long long)fr.bytes, json_escape(fr.format).c_str());
+        std::printf(" {\"file\": %s, \"bytes\": %llu, \"format\": %s, \"float_kv_bytes\": %llu, \"float_kv_bound_bytes\": %.0f,"
+                    " \"results\": [\n", json_escape(fr.file).c_str(), (unsigned long long)fr.bytes, json_escape(fr.format).c_str(),
+                    (unsigned long long)fr.float_kv_bytes, fr.float_kv_bound);
         for (size_t i = 0; i < fr.rows.size(); ++i) {
             const Row& r = fr.rows[i];
             std::printf("  {\"pipeline\": %s, \"external\": %s, \"compressed_bytes\": %llu, \"ratio\": %s, "
@@ -261,6 +268,12 @@ int run_bench(const BenchOptions& b) {
             fr.file = f;
             fr.bytes = data.size();
             fr.format = pf.format + (pf.version ? " v" + std::to_string(*pf.version) : "");
+            for (const auto& s : pf.sections)
+                if (s.kind == SectionKind::KvKey || s.kind == SectionKind::KvValue)
+                    if (double bits = channel_bound_bits(mem, s); bits > 0) {
+                        fr.float_kv_bytes += s.size;
+                        fr.float_kv_bound += bits * (s.size / elem_type_info(s.type).block_bytes) / 8;
+                    }
             size_t total = pipes.size() + (b.external ? 5 : 0), done = 0;
             for (const auto& p : pipes) {
                 if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", f.c_str(), ++done, total, p.c_str());

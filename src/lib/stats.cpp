@@ -2,77 +2,102 @@
 
 #include <array>
 #include <cmath>
-#include <unordered_map>
 
 namespace stz {
 
 namespace {
 
-double entropy_of(const std::array<uint64_t, 256>& h, uint64_t n) {
+double entropy_of(const uint32_t* h, uint64_t n) {
     double e = 0;
-    for (uint64_t c : h)
-        if (c) {
-            double p = double(c) / n;
+    for (int i = 0; i < 256; ++i)
+        if (h[i]) {
+            double p = double(h[i]) / n;
             e -= p * std::log2(p);
         }
     return e;
 }
+
+bool float_rows(const Section& s) {
+    return (s.type == ElemType::F16 || s.type == ElemType::BF16 || s.type == ElemType::F32) && s.rows && s.row_elems;
+}
+
+// Accumulates per-channel, per-byte histograms over [first_elem, first_elem + n) of a section.
+class ChannelHistograms {
+public:
+    explicit ChannelHistograms(const Section& s)
+        : s_(s), w_(elem_type_info(s.type).block_bytes), channels_(s.transposed ? s.rows : s.row_elems),
+          h_(channels_ * w_ * 256, 0), n_(channels_, 0) {}
+    void add(const uint8_t* data, uint64_t first_elem, uint64_t n) {
+        for (uint64_t i = 0; i < n; ++i) {
+            uint64_t e = first_elem + i;
+            uint64_t c = s_.transposed ? e / s_.row_elems : e % s_.row_elems;
+            uint32_t* h = &h_[c * w_ * 256];
+            for (unsigned b = 0; b < w_; ++b) ++h[b * 256 + data[i * w_ + b]];
+            ++n_[c];
+        }
+    }
+    double bits_per_element() const {
+        double bits = 0;
+        uint64_t total = 0;
+        for (uint64_t c = 0; c < channels_; ++c) {
+            if (!n_[c]) continue;
+            for (unsigned b = 0; b < w_; ++b) bits += n_[c] * entropy_of(&h_[(c * w_ + b) * 256], n_[c]);
+            total += n_[c];
+        }
+        return total ? bits / total : 0;
+    }
+
+private:
+    const Section& s_;
+    unsigned w_;
+    uint64_t channels_;
+    std::vector<uint32_t> h_;
+    std::vector<uint64_t> n_;
+};
 
 }  // namespace
 
 SectionStats2 section_stats(InputSource& in, const Section& s, uint64_t budget) {
     SectionStats2 st;
     if (s.size == 0) return st;
-    // Pieces: whole section if small, else 16 evenly spaced pieces.
-    std::vector<std::pair<uint64_t, uint64_t>> pieces;
-    if (s.size <= budget) pieces.push_back({s.offset, s.size});
+    const bool per_channel = float_rows(s) && (s.transposed ? s.rows : s.row_elems) <= 65536;
+    const uint64_t w = elem_type_info(s.type).block_bytes;
+    std::vector<std::pair<uint64_t, uint64_t>> pieces;  // offset within the section, length
+    if (s.size <= budget) pieces.push_back({0, s.size});
     else {
         uint64_t piece = budget / 16;
-        for (int i = 0; i < 16; ++i) pieces.push_back({s.offset + (s.size - piece) * i / 15, piece});
+        for (int i = 0; i < 16; ++i) pieces.push_back({(s.size - piece) * i / 15, piece});
     }
-    std::array<uint64_t, 256> h{};
+    std::array<uint32_t, 256> h{};
     uint64_t zeros = 0;
-    // Per-channel 16-bit histograms for f16/bf16 sections with a row structure: channel =
-    // position within a row (row-major) or the row itself (transposed).
-    const bool per_channel = (s.type == ElemType::F16 || s.type == ElemType::BF16) && s.rows && s.row_elems;
-    std::unordered_map<uint64_t, std::unordered_map<uint16_t, uint32_t>> ch;
+    std::optional<ChannelHistograms> ch;
+    if (per_channel) ch.emplace(s);
     Bytes buf;
-    for (auto [off, len] : pieces) {
-        if (per_channel) {  // keep element alignment
-            uint64_t rel = (off - s.offset) & ~uint64_t(1);
-            off = s.offset + rel;
-            len &= ~uint64_t(1);
-        }
+    for (auto [rel, len] : pieces) {
+        if (per_channel) rel -= rel % w, len -= len % w;  // keep element alignment
         buf.resize(len);
-        in.read_at(off, buf.data(), len);
-        for (uint8_t b : buf) {
-            ++h[b];
-            zeros += b == 0;
-        }
+        in.read_at(s.offset + rel, buf.data(), len);
+        for (uint8_t b : buf) ++h[b], zeros += b == 0;
         st.sampled += len;
-        if (per_channel) {
-            uint64_t first = (off - s.offset) / 2;
-            for (uint64_t i = 0; i + 1 < len; i += 2) {
-                uint64_t e = first + i / 2;
-                uint64_t c = s.transposed ? e / s.row_elems : e % s.row_elems;
-                ++ch[c][load_le<uint16_t>(buf.data() + i)];
-            }
-        }
+        if (ch) ch->add(buf.data(), rel / w, len / w);
     }
     st.zero_fraction = double(zeros) / st.sampled;
-    st.entropy_bits = entropy_of(h, st.sampled);
-    if (per_channel) {
-        double bits = 0;
-        uint64_t total = 0;
-        for (auto& [c, hist] : ch) {
-            uint64_t n = 0;
-            for (auto& [v, k] : hist) n += k;
-            for (auto& [v, k] : hist) bits -= k * std::log2(double(k) / n);
-            total += n;
-        }
-        st.channel_bound = total ? bits / total : 0;
-    }
+    st.entropy_bits = entropy_of(h.data(), st.sampled);
+    if (ch) st.channel_bound = ch->bits_per_element();
     return st;
+}
+
+double channel_bound_bits(InputSource& in, const Section& s) {
+    if (!float_rows(s)) return 0;
+    const uint64_t w = elem_type_info(s.type).block_bytes;
+    ChannelHistograms ch(s);
+    Bytes buf;
+    for (uint64_t off = 0; off < s.size; off += buf.size()) {
+        buf.resize(std::min<uint64_t>(s.size - off, (4u << 20) / w * w));
+        in.read_at(s.offset + off, buf.data(), buf.size());
+        ch.add(buf.data(), off / w, buf.size() / w);
+    }
+    return ch.bits_per_element();
 }
 
 }  // namespace stz
