@@ -1,6 +1,7 @@
 #include "container.hpp"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 namespace stz {
 
@@ -32,17 +33,37 @@ static Bytes encode_header(const ContainerHeader& h) {
         body.push_back(s.transposed ? 1 : 0);
         for (uint64_t v : {s.offset, s.size, s.rows, s.row_elems, s.filled_elems}) append_le<uint64_t>(body, v);
     }
+    // The section table is repetitive (names, offsets): zstd halves it or better, which
+    // matters for small state files. Flag bit 0 marks a compressed body: u32 size + zstd frame.
+    Bytes packed(4 + ZSTD_compressBound(body.size()));
+    store_le<uint32_t>(packed.data(), static_cast<uint32_t>(body.size()));
+    size_t n = ZSTD_compress(packed.data() + 4, packed.size() - 4, body.data(), body.size(), 19);
+    const bool compress = !ZSTD_isError(n) && 4 + n < body.size();
+    if (compress) packed.resize(4 + n);
+    const Bytes& stored = compress ? packed : body;
     Bytes out(kStzMagic, kStzMagic + 8);
     append_le<uint16_t>(out, kStzVersion);
-    append_le<uint16_t>(out, 0);
-    append_le<uint32_t>(out, static_cast<uint32_t>(body.size()));
-    append_bytes(out, body);
+    append_le<uint16_t>(out, compress ? kHeaderCompressed : 0);
+    append_le<uint32_t>(out, static_cast<uint32_t>(stored.size()));
+    append_bytes(out, stored);
     append_le<uint64_t>(out, hash64(out));
     return out;
 }
 
 // Parses and validates the header body; `base` is its offset in the container.
-static ContainerHeader decode_header_body(ByteSpan body, uint64_t base) {
+static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint64_t base) {
+    if (flags & ~kHeaderCompressed) throw DataError("unknown header flags (written by a newer statezip?)", 10);
+    Bytes unpacked;
+    ByteSpan body = stored;
+    if (flags & kHeaderCompressed) {
+        if (stored.size() < 4) throw DataError("truncated header", base);
+        uint32_t raw = load_le<uint32_t>(stored.data());
+        if (raw > kMaxHeaderBytes) throw DataError("header too large", base);
+        unpacked.resize(raw);
+        size_t n = ZSTD_decompress(unpacked.data(), raw, stored.data() + 4, stored.size() - 4);
+        if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
+        body = unpacked;
+    }
     SpanReader r(body, base);
     ContainerHeader h;
     h.original_size = r.u64("header");
@@ -147,7 +168,7 @@ ContainerReader::ContainerReader(InputStream& in) : in_(in) {
     read(all.data() + 16, len + 8, "header");
     if (hash64({all.data(), 16 + size_t(len)}) != load_le<uint64_t>(all.data() + 16 + len))
         throw DataError("header checksum mismatch", 16 + len);
-    header_ = decode_header_body({all.data() + 16, len}, 16);
+    header_ = decode_header_body({all.data() + 16, len}, load_le<uint16_t>(fixed + 10), 16);
 }
 
 void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
@@ -276,7 +297,7 @@ ContainerListing list_container(InputSource& in) {
     in.read_at(0, hdr.data(), hdr.size());
     if (hash64({hdr.data(), 16 + size_t(len)}) != load_le<uint64_t>(hdr.data() + 16 + len))
         throw DataError("header checksum mismatch", 16 + len);
-    L.header = decode_header_body({hdr.data() + 16, len}, 16);
+    L.header = decode_header_body({hdr.data() + 16, len}, load_le<uint16_t>(hdr.data() + 10), 16);
     uint8_t trailer[16];
     in.read_at(size - 16, trailer, 16);
     if (!std::equal(trailer + 8, trailer + 16, kStzTrailerMagic)) throw DataError("bad trailer (truncated .stz?)", size - 16);

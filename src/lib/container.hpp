@@ -16,6 +16,7 @@ inline constexpr uint16_t kStzVersion = 1;
 inline constexpr uint32_t kMaxChunkRaw = 64u << 20;     // a reader rejects larger chunks
 inline constexpr uint32_t kMaxHeaderBytes = 64u << 20;
 inline constexpr uint8_t kMaxStages = 8;
+inline constexpr uint16_t kHeaderCompressed = 1;  // header flag: body is u32 size + zstd frame
 
 enum class ChunkKind : uint8_t { End = 0, Data = 1 /* 2 reserved: reference into another file */ };
 

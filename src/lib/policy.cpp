@@ -49,7 +49,7 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 }
 
 // Presets, measured on the real corpus (bench/RESULTS.md):
-//  fast     byte planes + zstd -1: zstd-like speed, smaller than zstd -19 on K/V.
+//  fast     (V: repeated rows removed) byte planes + zstd -1: zstd-like speed, about zstd -19's size.
 //  default  repeated rows removed, then the adaptive channel-context model (chanctx).
 //  max      per chunk the smaller of chanctx and byte planes + lzma -9e.
 // A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
@@ -72,7 +72,10 @@ std::string choose_pipeline(const Section& s, const CodecChoice& c) {
             std::string trim = s.shape().keep_bytes ? "trim+" : "";
             if (!typed) return trim + general;
             std::string split = t.kind == ElemKind::Block ? "fields" : "shuffle";
-            if (p == Preset::Fast) return trim + split + "+zstd:1";
+            // Fast: byte planes for floats (blocks compress better whole with zstd); repeated
+            // V rows removed first (cheap, and layer-0 V rows repeat with their tokens).
+            std::string dedup = s.kind == SectionKind::KvValue && !s.transposed ? "dedup+" : "";
+            if (p == Preset::Fast) return trim + dedup + (t.kind == ElemKind::Block ? "" : "shuffle+") + "zstd:1";
             // K rows carry their position (RoPE) and never repeat: no dedup, no match model there.
             std::string model = s.kind == SectionKind::KvKey ? trim + "chanctx:nomatch"
                                                              : trim + (s.transposed ? "" : "dedup+") + "chanctx";
