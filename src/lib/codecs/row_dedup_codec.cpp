@@ -8,29 +8,12 @@
 #include <unordered_map>
 
 #include "codec_impls.hpp"
+#include "varint.hpp"
 
 namespace stz {
 
 namespace {
 
-void put_varint(Bytes& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<uint8_t>(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<uint8_t>(v));
-}
-
-uint64_t get_varint(ByteSpan in, size_t& pos) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (pos >= in.size()) throw Error("dedup: truncated reference");
-        uint8_t b = in[pos++];
-        v |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) return v;
-    }
-    throw Error("dedup: bad reference");
-}
 
 class RowDedupCodec final : public Codec {
 public:
@@ -97,8 +80,8 @@ public:
         uint64_t ref = 0;
         auto next_ref = [&] {
             if (pos < refs.size()) {
-                next_dup = last + get_varint(refs, pos);
-                ref = get_varint(refs, pos);
+                next_dup = last + get_varint(refs, pos, "dedup");
+                ref = get_varint(refs, pos, "dedup");
                 last = next_dup;
             } else next_dup = SIZE_MAX;
         };

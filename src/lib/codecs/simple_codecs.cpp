@@ -1,5 +1,6 @@
 // store and rle: the two codecs that need no library.
 #include "codec_impls.hpp"
+#include "varint.hpp"
 
 namespace stz {
 
@@ -20,24 +21,6 @@ public:
     }
 };
 
-void put_varint(Bytes& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<uint8_t>(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<uint8_t>(v));
-}
-
-uint64_t get_varint(ByteSpan in, size_t& pos) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (pos >= in.size()) throw Error("rle: truncated length");
-        uint8_t b = in[pos++];
-        v |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) return v;
-    }
-    throw Error("rle: length too long");
-}
 
 // Run-length coding after the 2023 llama.cpp proposal: the stream is a list of tokens
 // `varint(len << 1 | is_run)`, followed by one byte (a run of `len` copies) or `len`
@@ -78,7 +61,7 @@ public:
         size_t pos = 0, produced = 0;
         out.reserve(out.size() + out_size);
         while (pos < in.size()) {
-            uint64_t tok = get_varint(in, pos);
+            uint64_t tok = get_varint(in, pos, "rle");
             uint64_t len = tok >> 1;
             if (len > out_size - produced) throw Error("rle: run exceeds the declared size");
             if (tok & 1) {

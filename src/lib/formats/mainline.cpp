@@ -88,7 +88,7 @@ Grammar seq_v1() {
                     uint64_t at = r.pos();
                     int32_t t = r.i32("K header");
                     uint64_t row = r.u64("K header");
-                    auto et = elem_type_from_ggml_checked(t, at);
+                    auto et = ggml_type_checked(t, at);
                     uint64_t elems = row_elems_checked(et, row, at);
                     if (row && cells > r.remaining() / row) throw DataError("K rows past the end", at);
                     out.add("kv.k[" + std::to_string(il) + "].hdr", SectionKind::Meta, 12);
@@ -100,7 +100,7 @@ Grammar seq_v1() {
                     uint64_t at = r.pos();
                     int32_t t = r.i32("V header");
                     uint64_t x = r.u64("V header");
-                    auto et = elem_type_from_ggml_checked(t, at);
+                    auto et = ggml_type_checked(t, at);
                     const auto& info = elem_type_info(et);
                     out.add("kv.v[" + std::to_string(il) + "].hdr", SectionKind::Meta, 12);
                     if (info.block_elems == 1 && x == info.block_bytes && n_embd_v > 1) {
@@ -142,18 +142,6 @@ std::optional<ParsedFile> try_grammars(InputSource& in, const std::vector<Gramma
 }
 
 }  // namespace
-
-ElemType elem_type_from_ggml_checked(int32_t id, uint64_t at) {
-    auto t = elem_type_from_ggml(id);
-    if (!t) throw DataError("unknown KV type id " + std::to_string(id), at);
-    return *t;
-}
-
-uint64_t row_elems_checked(ElemType t, uint64_t row_bytes, uint64_t at) {
-    const auto& info = elem_type_info(t);
-    if (row_bytes == 0 || row_bytes % info.block_bytes) throw DataError("row size does not fit the type", at);
-    return row_bytes / info.block_bytes * info.block_elems;
-}
 
 std::optional<ParsedFile> parse_mainline(InputSource& in, const ParseHints&) {
     if (in.size() < 8) return std::nullopt;

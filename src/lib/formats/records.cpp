@@ -9,23 +9,6 @@ namespace {
 constexpr uint32_t kMaxLayers = 512;
 constexpr uint32_t kMaxSeq = 256;
 
-ElemType checked_type(int32_t id, uint64_t at) {
-    auto t = elem_type_from_ggml(id);
-    if (!t) throw DataError("unknown KV type id " + std::to_string(id), at);
-    return *t;
-}
-
-// Elements per row for a row of `row_bytes` bytes of type t, or throws.
-uint64_t row_elems_of(ElemType t, uint64_t row_bytes, uint64_t at) {
-    const auto& info = elem_type_info(t);
-    if (t == ElemType::Q8_KV) {  // 8-byte row prefix + one byte per element
-        if (row_bytes <= 8) throw DataError("bad q8_KV row size", at);
-        return row_bytes;        // described as bytes
-    }
-    if (row_bytes == 0 || row_bytes % info.block_bytes) throw DataError("row size does not fit the KV type", at);
-    return row_bytes / info.block_bytes * info.block_elems;
-}
-
 void check_rows_fit(SourceReader& r, uint64_t rows, uint64_t row_bytes, uint64_t at) {
     if (row_bytes && rows > r.remaining() / row_bytes) throw DataError("KV rows run past the end of the file", at);
 }
@@ -45,8 +28,8 @@ void row_entry(SourceReader& r, SectionList& out, const std::string& prefix, con
         if (row != 0) throw DataError("absent layer with a row size", at);
         return;
     }
-    ElemType t = checked_type(type_id, at);
-    uint64_t elems = row_elems_of(t, row, at);
+    ElemType t = ggml_type_checked(type_id, at);
+    uint64_t elems = row_elems_checked(t, row, at);
     check_rows_fit(r, n_rows, row, at);
     if (t == ElemType::Q8_KV) t = ElemType::Bytes;
     if (n_rows) out.add_rows(layer_name(prefix, what, il), kind, t, n_rows, elems);
@@ -88,8 +71,8 @@ void ik_tail(SourceReader& r, SectionList& out, const KvGrammar& g, const std::s
             if (row || rows) throw DataError("absent state layer with sizes", at);
             continue;
         }
-        ElemType t = checked_type(type_id, at);
-        uint64_t elems = row_elems_of(t, row, at);
+        ElemType t = ggml_type_checked(type_id, at);
+        uint64_t elems = row_elems_checked(t, row, at);
         check_rows_fit(r, rows, row, at);
         if (rows) out.add_rows(layer_name(prefix, "s", il), SectionKind::RecState, t, rows, elems);
         r.skip(uint64_t(rows) * row, "state rows");
@@ -141,7 +124,7 @@ void kv_stream(SourceReader& r, SectionList& out, const KvGrammar& g, const std:
                 if (elt || n_embd_v) throw DataError("absent V layer with sizes", at);
                 continue;
             }
-            ElemType t = checked_type(type_id, at);
+            ElemType t = ggml_type_checked(type_id, at);
             const auto& info = elem_type_info(t);
             if (info.block_elems != 1 || elt != info.block_bytes) throw DataError("transposed V element size does not match its type", at);
             if (n_embd_v == 0 || n_embd_v > (1u << 24)) throw DataError("bad V width", at);
