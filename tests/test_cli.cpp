@@ -13,25 +13,6 @@ namespace {
 const std::string kBin = STATEZIP_BIN;
 const std::string kData = STATEZIP_TEST_DATA;
 
-// Runs a shell command; returns its exit status.
-int sh(const std::string& cmd) {
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-std::string slurp(const std::string& p) {
-    auto b = read_file(p);
-    return std::string(b.begin(), b.end());
-}
-
-bool exists(const std::string& p) {
-    struct stat st;
-    return ::stat(p.c_str(), &st) == 0;
-}
-
-// Files in `dir` whose name starts with '.', i.e. leftover temporaries.
-int temp_files(const std::string& dir) { return sh("ls -A '" + dir + "' | grep -q '^\\.'") == 0 ? 1 : 0; }
-
 }  // namespace
 
 TEST_CASE("cli: compress and decompress a file, keeping the input", "[cli]") {
@@ -47,7 +28,7 @@ TEST_CASE("cli: compress and decompress a file, keeping the input", "[cli]") {
     CHECK(sh(kBin + " -q -f " + d + "/s.bin") == 0);
     CHECK(sh(kBin + " -q -d -f " + d + "/s.bin.stz") == 0);
     CHECK(read_file(d + "/back.bin") == read_file(d + "/s.bin"));
-    CHECK(temp_files(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
 }
 
 TEST_CASE("cli: pipes, stdin and stdout", "[cli]") {
@@ -104,7 +85,7 @@ TEST_CASE("cli: corrupt input fails with exit 1, a message and no output", "[cli
     // --rm must not remove an input whose output failed
     CHECK(sh(kBin + " -q -d --rm " + d + "/cut.bin.stz") == 1);
     CHECK(exists(d + "/cut.bin.stz"));
-    CHECK(temp_files(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
     // a foreign file
     CHECK(sh(kBin + " -q -d -o " + d + "/x " + d + "/orig.bin") == 1);
     CHECK(sh(kBin + " -q -d " + d + "/orig.bin") == 1);  // unknown suffix

@@ -15,18 +15,6 @@ const std::string kBin = STATEZIP_BIN;
 const std::string kGen = STATEZIP_GEN;
 const std::string kSample = std::string(STATEZIP_TEST_DATA) + "/ggsq3.stories260K.f16.fa1.c1024.t322.bin";
 
-int sh(const std::string& cmd) {
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
-
-bool exists(const std::string& p) {
-    struct stat st;
-    return ::stat(p.c_str(), &st) == 0;
-}
-
-int leftovers(const std::string& dir) { return sh("ls -A '" + dir + "' | grep -q '^\\.'") == 0 ? 1 : 0; }
-
 }  // namespace
 
 TEST_CASE("faults: a file-size limit (disk full) mid-write", "[faults]") {
@@ -35,14 +23,14 @@ TEST_CASE("faults: a file-size limit (disk full) mid-write", "[faults]") {
     CHECK(sh("bash -c 'ulimit -f 40; " + kBin + " -q --codec store -o " + d + "/in.bin.stz " + d + "/in.bin' 2> " + d +
              "/err") == 1);
     CHECK_FALSE(exists(d + "/in.bin.stz"));
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
     CHECK(read_file(d + "/in.bin") == read_file(kSample));
     CHECK(read_file(d + "/err").size() > 0);
     // decompression into a limited file
     REQUIRE(sh(kBin + " -q -o " + d + "/x.stz " + d + "/in.bin") == 0);
     CHECK(sh("bash -c 'ulimit -f 40; " + kBin + " -q -d -o " + d + "/x.out " + d + "/x.stz' 2>/dev/null") == 1);
     CHECK_FALSE(exists(d + "/x.out"));
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
 }
 
 TEST_CASE("faults: writing to a full device or a closed pipe", "[faults]") {
@@ -62,7 +50,7 @@ TEST_CASE("faults: unreadable inputs and unwritable outputs", "[faults]") {
     sh("cp '" + kSample + "' " + d + "/in.bin");
     CHECK(sh(kBin + " -q -o /proc/statezip-test.stz " + d + "/in.bin 2>/dev/null") == 1);  // not writable
     CHECK(sh(kBin + " -q -o " + d + "/in.bin/x.stz " + d + "/in.bin 2>/dev/null") == 1);   // not a folder
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
     CHECK(read_file(d + "/in.bin") == read_file(kSample));
 }
 
@@ -73,7 +61,7 @@ TEST_CASE("faults: the input shrinks or vanishes while it is compressed", "[faul
     CHECK(sh("(" + kBin + " -q -T1 -o " + d + "/big.stz " + d + "/big.bin 2> " + d + "/err & p=$!; sleep 0.4; truncate -s 1000 " +
              d + "/big.bin; wait $p)") == 1);
     CHECK_FALSE(exists(d + "/big.stz"));
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
     std::string err;
     for (auto c : read_file(d + "/err")) err += static_cast<char>(c);
     CHECK(err.find("big.bin") != std::string::npos);
@@ -91,7 +79,7 @@ TEST_CASE("faults: Ctrl-C leaves no partial output and the input untouched", "[f
     int rc = sh("(" + kBin + " -q -T1 -o " + d + "/big.stz " + d + "/big.bin 2>/dev/null & p=$!; sleep 0.4; kill -INT $p; wait $p)");
     CHECK(rc == 128 + SIGINT);
     CHECK_FALSE(exists(d + "/big.stz"));
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
     CHECK(read_file(d + "/big.bin") == read_file(d + "/copy.bin"));
     // the same during decompression
     REQUIRE(sh(kBin + " -q -o " + d + "/c.stz " + d + "/copy.bin") == 0);
@@ -99,5 +87,5 @@ TEST_CASE("faults: Ctrl-C leaves no partial output and the input untouched", "[f
     CHECK((rc == 128 + SIGINT || rc == 0));  // a fast machine may finish first; then the output must be whole
     if (rc == 0) CHECK(read_file(d + "/c.out") == read_file(d + "/copy.bin"));
     else CHECK_FALSE(exists(d + "/c.out"));
-    CHECK(leftovers(d) == 0);
+    CHECK(leftover_temp_files(d) == 0);
 }

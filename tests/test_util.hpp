@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <random>
 #include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "engine.hpp"
 
@@ -39,6 +41,27 @@ inline stz::Bytes decompress_bytes(const stz::Bytes& in, unsigned threads = 1) {
     stz::MemorySink sink;
     stz::decompress_stream(s, sink, threads);
     return sink.out;
+}
+
+// Runs a shell command (/bin/sh); its exit status, or 128 + signal if a signal ended it.
+inline int sh(const std::string& cmd) {
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+inline bool exists(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0;
+}
+
+inline std::string slurp(const std::string& p) {
+    auto b = read_file(p);
+    return std::string(b.begin(), b.end());
+}
+
+// 1 if `dir` holds a file whose name starts with '.', i.e. a leftover temporary, else 0.
+inline int leftover_temp_files(const std::string& dir) {
+    return sh("ls -A '" + dir + "' | grep -q '^\\.'") == 0 ? 1 : 0;
 }
 
 // A fresh empty directory under TMPDIR for one test.
