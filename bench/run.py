@@ -77,7 +77,6 @@ def main():
     stz = os.path.join(args.build, "statezip")
     files = files_of(args)
     if not files:
-        sample = subprocess.run([stz, "bench", "--help"], capture_output=True)  # noqa: keeps the binary check
         files = [os.path.join(os.path.dirname(__file__), "..", "tests", "data", "ggsq3.stories260K.f16.fa1.c1024.t322.bin")]
     roots = args.inputs or [p for p in os.environ.get("STATEZIP_CORPUS", "").split(":") if p]
     per_file = []

@@ -13,7 +13,7 @@ struct Options {
     Mode mode = Mode::Compress;
     std::vector<std::string> files;
     std::string output;  // -o
-    bool to_stdout = false, force = false, remove_input = false, keep = true;
+    bool to_stdout = false, force = false, remove_input = false;  // inputs are kept unless --rm
     int verbosity = 1;  // 0 = -q, 1 = default, 2+ = -v
     int progress = -1;  // -1 auto (stderr is a terminal), 0 off, 1 on
     unsigned threads = 0;

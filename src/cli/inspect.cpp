@@ -15,7 +15,7 @@ namespace {
 
 std::string opt_json(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
-void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<SectionStats2>* stats,
+void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
                 const std::vector<uint64_t>* stored, bool last) {
     std::printf("  {\"file\": %s, \"format\": %s, \"version\": %s, \"detail\": %s, \"note\": %s, \"bytes\": %llu,\n",
                 json_escape(file).c_str(), json_escape(pf.format).c_str(),
@@ -44,7 +44,7 @@ void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, co
     std::printf("   ]}%s\n", last ? "" : ",");
 }
 
-void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<SectionStats2>* stats,
+void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
                  const std::vector<uint64_t>* stored) {
     std::printf("%s: %s%s%s, %s\n", file.c_str(), pf.format.c_str(), pf.version ? (" v" + std::to_string(*pf.version)).c_str() : "",
                 pf.detail.empty() ? "" : (" (" + pf.detail + ")").c_str(), human_bytes(size).c_str());
@@ -116,7 +116,7 @@ int run_inspect(const std::vector<std::string>& files, bool json, const ParseHin
                 continue;
             }
             ParsedFile pf = parse_state_file(src, hints);
-            std::vector<SectionStats2> stats;
+            std::vector<ByteStats> stats;
             for (const auto& s : pf.sections) stats.push_back(section_stats(src, s, 256u << 10));
             if (json) print_json(f, pf, src.size(), &stats, nullptr, fi + 1 == files.size());
             else print_table(f, pf, src.size(), &stats, nullptr);

@@ -57,8 +57,8 @@ private:
 
 }  // namespace
 
-SectionStats2 section_stats(InputSource& in, const Section& s, uint64_t budget) {
-    SectionStats2 st;
+ByteStats section_stats(InputSource& in, const Section& s, uint64_t budget) {
+    ByteStats st;
     if (s.size == 0) return st;
     const bool per_channel = float_rows(s) && (s.transposed ? s.rows : s.row_elems) <= 65536;
     const uint64_t w = elem_type_info(s.type).block_bytes;

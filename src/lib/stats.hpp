@@ -10,7 +10,7 @@
 
 namespace stz {
 
-struct SectionStats2 {
+struct ByteStats {
     double zero_fraction = 0;  // of the sampled bytes
     double entropy_bits = 0;   // order-0, bits per byte
     double channel_bound = 0;  // bits per element (f16, bf16, f32 sections with rows; 0 otherwise)
@@ -18,7 +18,7 @@ struct SectionStats2 {
 };
 
 // Samples at most `budget` bytes of the section (evenly spread, row-aligned where possible).
-SectionStats2 section_stats(InputSource& in, const Section& s, uint64_t budget = 1u << 20);
+ByteStats section_stats(InputSource& in, const Section& s, uint64_t budget = 1u << 20);
 // The per-channel order-0 bound of a whole section, in bits per element (0 if not a float section).
 double channel_bound_bits(InputSource& in, const Section& s);
 

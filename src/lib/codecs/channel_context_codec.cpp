@@ -28,12 +28,12 @@ using Params = ChannelLayout;
 // Shared model state and the per-record coding step, identical for encoder and decoder.
 struct Model {
     Params f;
-    size_t n, stride;
+    size_t stride;
     std::vector<uint16_t> probs;           // [class][ctx 0..256][tree 256]
     std::vector<uint16_t> match_flag;      // [run length bucket]
     std::vector<uint32_t> table;           // hash of the previous records -> index + 1
     unsigned run = 0;
-    explicit Model(const Params& p, size_t records) : f(p), n(records) {
+    explicit Model(const Params& p) : f(p) {
         stride = f.stride();
         probs.assign(size_t(f.classes()) * 257 * 256, kProbInit);
         match_flag.assign(16, kProbInit);
@@ -77,7 +77,7 @@ public:
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         Params f = read_channel_layout(params);
         const size_t R = f.record, n = in.size() / R;
-        Model m(f, n);
+        Model m(f);
         Bytes rc_out;
         rc_out.reserve(in.size() / 2 + 64);
         RangeEncoder rc(rc_out);
@@ -120,7 +120,7 @@ public:
         size_t plane_bytes = in.size() - 4 - rc_len - tail;
         size_t n_miss = raw_planes ? plane_bytes / raw_planes : 0;
         if (raw_planes ? plane_bytes % raw_planes || n_miss > n : plane_bytes != 0) throw Error("chanctx: sizes do not match");
-        Model m(f, n);
+        Model m(f);
         size_t base = out.size();
         out.resize(base + out_size);
         uint8_t* o = out.data() + base;

@@ -60,33 +60,27 @@ bool plausible(const Hparams& h) {
 }
 
 // The common start of a state blob of the padded-rng era: rng, logits, embedding.
-struct BlobPrefix {
-    uint64_t logits_cap = 0, logits_size = 0, embd = 0;
-};
-
-BlobPrefix padded_prefix(SourceReader& r, SectionList& out) {
+void padded_prefix(SourceReader& r, SectionList& out) {
     uint64_t at = r.pos();
     uint64_t rng = r.u64("rng length");
     if (rng < 1000 || rng > kRngBuf) throw DataError("bad rng length", at);
     r.skip(kRngBuf, "rng buffer");
     out.add("rng", SectionKind::Rng, 8 + rng);
     out.add("rng.pad", SectionKind::Slack, kRngBuf - rng);
-    BlobPrefix p;
-    p.logits_cap = r.u64("logits capacity");
-    p.logits_size = r.u64("logits size");
-    if (p.logits_size > p.logits_cap || p.logits_cap > r.remaining() / 4) throw DataError("bad logits size", at);
+    const uint64_t logits_cap = r.u64("logits capacity");
+    const uint64_t logits_size = r.u64("logits size");
+    if (logits_size > logits_cap || logits_cap > r.remaining() / 4) throw DataError("bad logits size", at);
     out.add("logits.hdr", SectionKind::Meta, 16);
-    if (p.logits_cap) {
-        Section& s = out.add_rows("logits", SectionKind::Logits, ElemType::F32, 1, p.logits_cap);
-        if (p.logits_size < p.logits_cap) s.filled_elems = p.logits_size;
+    if (logits_cap) {
+        Section& s = out.add_rows("logits", SectionKind::Logits, ElemType::F32, 1, logits_cap);
+        if (logits_size < logits_cap) s.filled_elems = logits_size;
     }
-    r.skip(p.logits_cap * 4, "logits");
-    p.embd = r.u64("embedding size");
-    if (p.embd > r.remaining() / 4) throw DataError("bad embedding size", r.pos() - 8);
+    r.skip(logits_cap * 4, "logits");
+    const uint64_t embd = r.u64("embedding size");
+    if (embd > r.remaining() / 4) throw DataError("bad embedding size", r.pos() - 8);
     out.add("embeddings.size", SectionKind::Meta, 8);
-    if (p.embd) out.add_rows("embeddings", SectionKind::Embeddings, ElemType::F32, 1, p.embd);
-    r.skip(p.embd * 4, "embedding");
-    return p;
+    if (embd) out.add_rows("embeddings", SectionKind::Embeddings, ElemType::F32, 1, embd);
+    r.skip(embd * 4, "embedding");
 }
 
 // K and V of a known geometry: per-layer sections; K rows beyond n_past and V columns

@@ -49,7 +49,7 @@ Grammar whole_state(const char* detail, bool rng, bool outputs, KvGrammar g) {
     return {detail, [=](SourceReader& r, SectionList& out, ParsedFile& pf, RecordFacts& f) {
                 pf.arch = parse_arch(r, out);
                 if (rng) rng_string(r, out);
-                if (outputs) parse_outputs_block(r, out, false);
+                if (outputs) parse_outputs_block(r, out);
                 if (r.at_end()) return;  // no memory module
                 if (g.ik) {
                     parse_kv_record(r, out, g, "", f);

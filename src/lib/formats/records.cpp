@@ -154,7 +154,7 @@ std::string parse_arch(SourceReader& r, SectionList& out) {
     return arch;
 }
 
-void parse_outputs_block(SourceReader& r, SectionList& out, bool) {
+void parse_outputs_block(SourceReader& r, SectionList& out) {
     uint64_t start = r.pos();
     uint32_t n_out = r.u32("output count");
     if (n_out > r.remaining() / 4) throw DataError("output count larger than the file", start);

@@ -25,7 +25,7 @@ void parse_rec_record(SourceReader& r, SectionList& out, const std::string& pref
 // Memory records back to back until EOF: KvRecords (iSWA, DSA, MSA pairs), then an optional RecRecord.
 void parse_memory_records(SourceReader& r, SectionList& out, const KvGrammar& g, RecordFacts& facts);
 // u32 n_outputs, ids, u64 logits count + f32 logits, u64 embd count + f32 embd (session v5-v9b, ik).
-void parse_outputs_block(SourceReader& r, SectionList& out, bool u64_counts_for_outputs);
+void parse_outputs_block(SourceReader& r, SectionList& out);
 // u32 length + lowercase architecture name; returns the name.
 std::string parse_arch(SourceReader& r, SectionList& out);
 
