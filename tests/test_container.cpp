@@ -83,12 +83,10 @@ void rehash_first_chunk(Bytes& c) {
     uint8_t n = c[p++];
     for (uint8_t i = 0; i < n; ++i) p += 6 + c[p + 5];
     p += 8;  // raw hash
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, c.data() + at, p - at);
-    XXH3_64bits_update(st, c.data() + p + 8, stored);
-    store_le<uint64_t>(c.data() + p, XXH3_64bits_digest(st));
-    XXH3_freeState(st);
+    Hasher h;
+    h.update({c.data() + at, p - at});
+    h.update({c.data() + p + 8, stored});
+    store_le<uint64_t>(c.data() + p, h.digest());
 }
 
 }  // namespace

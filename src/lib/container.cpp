@@ -7,6 +7,14 @@ namespace stz {
 
 uint64_t hash64(ByteSpan d) { return XXH3_64bits(d.data(), d.size()); }
 
+Hasher::Hasher() : state_(XXH3_createState()) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_64bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+Hasher::~Hasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+void Hasher::update(ByteSpan d) { XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), d.data(), d.size()); }
+uint64_t Hasher::digest() const { return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_)); }
+
 bool looks_like_stz(ByteSpan b) { return b.size() >= 8 && std::equal(b.begin(), b.begin() + 8, kStzMagic); }
 
 void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const char* what) {
@@ -123,12 +131,10 @@ void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t 
         append_bytes(rec, p.stages[i].params);
     }
     append_le<uint64_t>(rec, raw_hash);
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, rec.data(), rec.size());
-    XXH3_64bits_update(st, enc.payload.data(), enc.payload.size());
-    append_le<uint64_t>(rec, XXH3_64bits_digest(st));
-    XXH3_freeState(st);
+    Hasher h;
+    h.update(rec);
+    h.update(enc.payload);
+    append_le<uint64_t>(rec, h.digest());
     index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
     put(rec);
     put(enc.payload);
@@ -181,13 +187,11 @@ std::optional<ChunkRecord> ContainerReader::next() {
     uint64_t start = pos_;
     uint8_t kind;
     read(&kind, 1, "chunk record");
-    XXH3_state_t* st = XXH3_createState();
-    struct Free { XXH3_state_t* s; ~Free() { XXH3_freeState(s); } } guard{st};
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, &kind, 1);
+    Hasher st;
+    st.update({&kind, 1});
     auto take = [&](uint8_t* dst, size_t n, const char* what) {
         read(dst, n, what);
-        XXH3_64bits_update(st, dst, n);
+        st.update({dst, n});
     };
     if (kind == static_cast<uint8_t>(ChunkKind::End)) {
         uint8_t b4[4];
@@ -208,7 +212,7 @@ std::optional<ChunkRecord> ContainerReader::next() {
         take(tail, 16, "end record");
         uint64_t orig = load_le<uint64_t>(tail);
         content_hash_ = load_le<uint64_t>(tail + 8);
-        uint64_t expect = XXH3_64bits_digest(st);
+        uint64_t expect = st.digest();
         uint8_t trailer[24];
         read(trailer, 24, "trailer");
         if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
@@ -259,10 +263,10 @@ std::optional<ChunkRecord> ContainerReader::next() {
     uint8_t hh[16];
     read(hh, 16, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
-    XXH3_64bits_update(st, hh, 8);
+    st.update({hh, 8});
     c.payload.resize(stored);
     take(c.payload.data(), stored, "chunk payload");
-    if (XXH3_64bits_digest(st) != load_le<uint64_t>(hh + 8)) throw DataError("checksum mismatch in " + where, start);
+    if (st.digest() != load_le<uint64_t>(hh + 8)) throw DataError("checksum mismatch in " + where, start);
     seen_.push_back({start, c.section, c.raw_size, stored});
     raw_pos_ += c.raw_size;
     ++n_chunks_;

@@ -99,4 +99,18 @@ ContainerListing list_container(InputSource& in);
 bool looks_like_stz(ByteSpan first_bytes);
 uint64_t hash64(ByteSpan data);
 
+// Streaming XXH3-64 (the same hash as hash64, fed in pieces).
+class Hasher {
+public:
+    Hasher();
+    ~Hasher();
+    Hasher(const Hasher&) = delete;
+    Hasher& operator=(const Hasher&) = delete;
+    void update(ByteSpan d);
+    uint64_t digest() const;
+
+private:
+    void* state_;  // XXH3_state_t, kept out of this header
+};
+
 }  // namespace stz

@@ -1,7 +1,5 @@
 #include "engine.hpp"
 
-#include <xxhash.h>
-
 #include <deque>
 #include <memory>
 
@@ -10,14 +8,6 @@
 namespace stz {
 
 namespace {
-
-struct Hasher {
-    XXH3_state_t* st = XXH3_createState();
-    Hasher() { XXH3_64bits_reset(st); }
-    ~Hasher() { XXH3_freeState(st); }
-    void update(ByteSpan d) { XXH3_64bits_update(st, d.data(), d.size()); }
-    uint64_t digest() const { return XXH3_64bits_digest(st); }
-};
 
 struct ChunkJob {
     uint32_t section;
