@@ -46,28 +46,34 @@ std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape&
 }
 
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {
+    // The first stage reads the caller's bytes in place; later stages read the previous
+    // stage's output. (A chunk is up to 64 MiB: copying it first would be wasted work.)
     EncodedChunk r;
-    Bytes cur(raw.begin(), raw.end()), next;
+    ByteSpan in = raw;
+    Bytes cur, next;
     for (const auto& st : p.stages) {
-        r.stage_input_sizes.push_back(cur.size());
+        r.stage_input_sizes.push_back(in.size());
         next.clear();
-        st.codec->encode(cur, st.params, next);
+        st.codec->encode(in, st.params, next);
         std::swap(cur, next);
+        in = cur;
     }
-    r.payload = std::move(cur);
+    r.payload = p.stages.empty() ? Bytes(raw.begin(), raw.end()) : std::move(cur);
     return r;
 }
 
 Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
     if (sizes.size() != p.stages.size()) throw Error("pipeline stage count mismatch");
-    Bytes cur(payload.begin(), payload.end()), next;
+    ByteSpan in = payload;
+    Bytes cur, next;
     for (size_t i = p.stages.size(); i-- > 0;) {
         next.clear();
-        p.stages[i].codec->decode(cur, p.stages[i].params, static_cast<size_t>(sizes[i]), next);
+        p.stages[i].codec->decode(in, p.stages[i].params, static_cast<size_t>(sizes[i]), next);
         if (next.size() != sizes[i]) throw Error("codec " + std::string(p.stages[i].codec->name()) + " produced a wrong size");
         std::swap(cur, next);
+        in = cur;
     }
-    return cur;
+    return p.stages.empty() ? Bytes(payload.begin(), payload.end()) : cur;
 }
 
 }  // namespace stz
