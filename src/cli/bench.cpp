@@ -209,12 +209,19 @@ void print_json(const std::vector<FileResult>& results, bool sections) {
     std::printf("]}\n");
 }
 
+// A CSV field: quoted, inner quotes doubled (file names may hold commas, quotes, newlines).
+std::string csv_quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+}
+
 void print_csv(const std::vector<FileResult>& results) {
     std::printf("file,bytes,pipeline,external,compressed_bytes,ratio,compress_mbps,decompress_mbps,verified\n");
     for (const auto& fr : results)
         for (const auto& r : fr.rows)
-            std::printf("\"%s\",%llu,\"%s\",%d,%llu,%s,%s,%s,%d\n", fr.file.c_str(), (unsigned long long)fr.bytes,
-                        r.pipeline.c_str(), r.external ? 1 : 0, (unsigned long long)r.compressed, fixed(r.ratio, 6).c_str(),
+            std::printf("%s,%llu,%s,%d,%llu,%s,%s,%s,%d\n", csv_quote(fr.file).c_str(), (unsigned long long)fr.bytes,
+                        csv_quote(r.pipeline).c_str(), r.external ? 1 : 0, (unsigned long long)r.compressed, fixed(r.ratio, 6).c_str(),
                         fixed(r.c_mbps, 2).c_str(), fixed(r.d_mbps, 2).c_str(), r.verified ? 1 : 0);
 }
 

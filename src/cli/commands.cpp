@@ -79,6 +79,7 @@ void compress_one(Options& o, const std::string& in_path) {
         throw Error("already has the " + std::string(kSuffix) + " suffix; use -f to compress it again");
     if (to_stdout && is_terminal(1) && !o.force)
         throw Error("refusing to write compressed data to a terminal (use -o FILE, redirect, or -f)");
+    if (to_stdout && in_path != "-" && stdout_is_file(src.info())) throw Error("standard output is the input file");
     bool removable = true;
     Progress bar(show_progress(o), display(in_path));
     CompressOptions copt = o.compress;
@@ -119,6 +120,8 @@ void decompress_one(Options& o, const std::string& in_path) {
         else throw Error("unknown suffix (expected " + std::string(kSuffix) + "); use -o to name the output");
     }
     FdStream in(in_path);
+    if (to_stdout && o.mode == Mode::Decompress && in_path != "-" && stdout_is_file(in.info()))
+        throw Error("standard output is the input file");
     Progress bar(show_progress(o) && o.mode == Mode::Decompress, display(in_path));
     unsigned threads = resolve_threads(o.threads, decompress_work_units(in.info()));
     auto prog = [&](uint64_t d, uint64_t t, const std::string& s) { bar.update(d, t, s); };

@@ -66,6 +66,11 @@ int default_file_mode() {
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
+bool stdout_is_file(const struct stat& input) {
+    struct stat out;
+    return S_ISREG(input.st_mode) && ::fstat(1, &out) == 0 && S_ISREG(out.st_mode) && same_file(out, input);
+}
+
 void install_signal_handlers() {
     default_file_mode();
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
@@ -207,7 +212,9 @@ AtomicFile::AtomicFile(const std::string& target, bool force, const struct stat*
         if (S_ISDIR(st.st_mode)) throw Error(target + " is a directory");
         if (!S_ISREG(st.st_mode)) {
             // A device or FIFO: written in place, never renamed over or unlinked.
-            if (!force && target != "/dev/null") throw Error(target + " already exists; use -f to write to it");
+            struct stat null_dev;
+            const bool is_null = ::stat("/dev/null", &null_dev) == 0 && same_file(st, null_dev);
+            if (!force && !is_null) throw Error(target + " already exists; use -f to write to it");
             fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
             if (fd_ < 0) throw Error("cannot open " + target + ": " + errno_text());
             in_place_ = true;

@@ -90,6 +90,8 @@ bool is_terminal(int fd);
 void install_signal_handlers();
 void remove_file(const std::string& p);
 bool same_file(const struct stat& a, const struct stat& b);
+// True if standard output is the regular file `input` (statezip -c X >> X).
+bool stdout_is_file(const struct stat& input);
 // 0666 & ~umask: the mode of files created from standard input.
 int default_file_mode();
 

@@ -56,6 +56,9 @@ TEST_CASE("hostile cli: an output that is the input is refused, both files intac
     const stz::Bytes stz_bytes = read_file(d + "/x.stz");
     CHECK(sh(kBin + " -q -d -f --rm " + d + "/x.stz -o " + d + "/x.stz 2>/dev/null") == 1);
     CHECK(read_file(d + "/x.stz") == stz_bytes);
+    // Standard output appended to the input.
+    CHECK(sh(kBin + " -q -d -c " + d + "/x.stz >> " + d + "/x.stz 2>/dev/null") == 1);
+    CHECK(read_file(d + "/x.stz") == stz_bytes);
     CHECK(leftover_temp_files(d) == 0);
 }
 
@@ -127,6 +130,7 @@ TEST_CASE("hostile cli: -c with several inputs is refused (no unreadable concate
     sh("cat " + d + "/a.stz " + d + "/a.stz > " + d + "/aa.stz");
     CHECK(sh(kBin + " -q -d -c " + d + "/aa.stz > /dev/null 2>&1") == 1);
     CHECK(sh(kBin + " -q -t " + d + "/aa.stz 2>/dev/null") == 1);
+    CHECK(sh(kBin + " -l " + d + "/aa.stz > /dev/null 2>&1") == 1);
 }
 
 TEST_CASE("hostile cli: an ignored SIGHUP stays ignored; SIGQUIT removes the temp file", "[hostile][cli][signals]") {
