@@ -71,9 +71,11 @@ double run_tool_timed(const std::vector<std::string>& argv, const std::string& o
     int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) return -1;
+    set_running_child(pid);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
+        if (errno != EINTR) break;
+    set_running_child(0);
     auto t1 = std::chrono::steady_clock::now();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
     return std::chrono::duration<double>(t1 - t0).count();

@@ -23,8 +23,10 @@ constexpr int kCleanupSlots = 8;
 constexpr size_t kCleanupPathMax = 4096;
 char g_cleanup_path[kCleanupSlots][kCleanupPathMax];
 std::atomic<int> g_cleanup_kind[kCleanupSlots];  // 0 free, 1 file, 2 folder, 3 being written
+std::atomic<pid_t> g_child{0};                    // a running helper process (bench), or 0
 
 void on_signal(int sig) {
+    if (pid_t child = g_child.load(); child > 0) ::kill(child, SIGTERM);
     for (int kind : {1, 2})
         for (int i = 0; i < kCleanupSlots; ++i)
             if (g_cleanup_kind[i].load() == kind) kind == 1 ? ::unlink(g_cleanup_path[i]) : ::rmdir(g_cleanup_path[i]);
@@ -52,6 +54,8 @@ int register_cleanup(const std::string& path, bool is_dir) {
 void unregister_cleanup(int slot) {
     if (slot >= 0 && slot < kCleanupSlots) g_cleanup_kind[slot] = 0;
 }
+
+void set_running_child(pid_t pid) { g_child = pid; }
 
 int default_file_mode() {
     // umask can only be read by setting it; done once, early (install_signal_handlers), before

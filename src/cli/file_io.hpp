@@ -100,5 +100,7 @@ int default_file_mode();
 // long to be stored whole.
 int register_cleanup(const std::string& path, bool is_dir);
 void unregister_cleanup(int slot);
+// A child process that a terminating signal also stops (SIGTERM); 0 = none.
+void set_running_child(pid_t pid);
 
 }  // namespace stzcli

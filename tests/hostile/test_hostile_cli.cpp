@@ -102,11 +102,15 @@ TEST_CASE("hostile cli: bench runs the system tools without a shell, in a privat
     CHECK(log.find("dirname=" + d + "/tmp\n") == std::string::npos);  // a private subfolder, not TMPDIR itself
     CHECK(sh("test -z \"$(ls -A " + d + "/tmp)\"") == 0);             // nothing left behind
     // SIGTERM while a tool runs: the folder and its files are removed too.
-    std::ofstream(d + "/bin/zstd") << "#!/bin/sh\ntouch " + d + "/started\nsleep 2\nfor a; do last=$a; done\nexec cat -- \"$last\"\n";
+    std::ofstream(d + "/bin/zstd") << "#!/bin/sh\necho $$ > " + d + "/started.tmp\nmv " + d + "/started.tmp " + d +
+                                          "/started\nexec sleep 30\n";
     int rc = sh("(" + env + kBin + " bench --pipelines store --runs 1 --csv '" + kSample + "' > /dev/null 2>&1 & p=$!; "
                 "for i in $(seq 200); do [ -e " + d + "/started ] && break; sleep 0.05; done; kill -TERM $p; wait $p)");
     CHECK(rc == 128 + SIGTERM);
     CHECK(sh("test -z \"$(ls -A " + d + "/tmp)\"") == 0);
+    // The tool was stopped too (gone, or a zombie waiting for its new parent to reap it).
+    CHECK(sh("p=$(cat " + d + "/started); for i in $(seq 50); do s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
+             "[ -z \"$s\" ] || [ \"$s\" = Z ] && exit 0; sleep 0.1; done; kill $p; exit 1") == 0);
 }
 
 TEST_CASE("hostile cli: -T is checked and capped", "[hostile][cli]") {
