@@ -52,6 +52,10 @@ std::string json_escape(const std::string& s) {
         } else if (size_t n = printable_utf8_length(s, i)) {
             o.append(s, i, n), i += n;
         } else {
+            // A C1 control (U+0080..U+009F, bytes C2 80..C2 9F) is one character; any other
+            // byte here is a control or not UTF-8 and stands for itself (\u00XX).
+            const bool c1 = c == 0xc2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80;
+            if (c1) c = static_cast<unsigned char>(s[++i]);
             char b[8];
             std::snprintf(b, sizeof b, "\\u%04x", c);
             o += b, ++i;
