@@ -1,8 +1,5 @@
 // statezip bench: compressed size and speed of each pipeline on state files, next to the
 // system zstd/xz/lz4 tools, with a byte-exact round-trip check of every run.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +8,7 @@
 #include <map>
 
 #include "bench_plot.hpp"
+#include "bench_tools.hpp"
 #include "commands.hpp"
 #include "file_io.hpp"
 #include "report.hpp"
@@ -112,44 +110,28 @@ Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& n
     return row;
 }
 
-// Runs `cmd` through /bin/sh; returns wall seconds, or a negative value on failure.
-double run_timed(const std::string& cmd) {
-    auto t0 = Clock::now();
-    int rc = std::system(cmd.c_str());
-    auto t1 = Clock::now();
-    if (rc != 0) return -1;
-    return std::chrono::duration<double>(t1 - t0).count();
-}
-
-std::string shell_quote(const std::string& s) {
-    std::string o = "'";
-    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return o + "'";
-}
-
-bool have_tool(const std::string& t) { return std::system(("command -v " + t + " >/dev/null 2>&1").c_str()) == 0; }
-
 std::vector<Row> bench_external(const std::string& file, const Bytes& data, int runs) {
-    struct Tool { std::string name, tool, c, d; };
+    struct Tool { std::string name; std::vector<std::string> c, d; };
     const std::vector<Tool> tools = {
-        {"zstd -3 (system)", "zstd", "zstd -3 -T1 -q -c", "zstd -d -q -c"},
-        {"zstd -19 (system)", "zstd", "zstd -19 -T1 -q -c", "zstd -d -q -c"},
-        {"xz -9 (system)", "xz", "xz -9 -T1 -c", "xz -d -c"},
-        {"lz4 -1 (system)", "lz4", "lz4 -1 -q -c", "lz4 -d -q -c"},
-        {"lz4 -9 (system)", "lz4", "lz4 -9 -q -c", "lz4 -d -q -c"},
+        {"zstd -3 (system)", {"zstd", "-3", "-T1", "-q", "-c"}, {"zstd", "-d", "-q", "-c"}},
+        {"zstd -19 (system)", {"zstd", "-19", "-T1", "-q", "-c"}, {"zstd", "-d", "-q", "-c"}},
+        {"xz -9 (system)", {"xz", "-9", "-T1", "-c"}, {"xz", "-d", "-c"}},
+        {"lz4 -1 (system)", {"lz4", "-1", "-q", "-c"}, {"lz4", "-d", "-q", "-c"}},
+        {"lz4 -9 (system)", {"lz4", "-9", "-q", "-c"}, {"lz4", "-d", "-q", "-c"}},
     };
     std::vector<Row> rows;
-    const char* tmpdir = std::getenv("TMPDIR");
-    std::string dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
-    std::string comp = dir + "/statezip-bench-" + std::to_string(::getpid()) + ".c";
-    std::string back = dir + "/statezip-bench-" + std::to_string(::getpid()) + ".d";
+    ScratchDir scratch;  // private folder: no predictable names, removed on every exit path
+    const std::string comp = scratch.create_file("c"), back = scratch.create_file("d");
     for (const auto& t : tools) {
-        if (!have_tool(t.tool)) continue;
+        if (!have_tool(t.c[0])) continue;
         std::vector<double> ct, dt;
         bool ok = true;
+        auto c_argv = t.c, d_argv = t.d;
+        c_argv.push_back("--"), c_argv.push_back(file);
+        d_argv.push_back("--"), d_argv.push_back(comp);
         for (int i = 0; i <= runs && ok; ++i) {
-            double c = run_timed(t.c + " " + shell_quote(file) + " > " + shell_quote(comp));
-            double d = run_timed(t.d + " " + shell_quote(comp) + " > " + shell_quote(back));
+            double c = run_tool_timed(c_argv, comp);
+            double d = c >= 0 ? run_tool_timed(d_argv, back) : -1;
             ok = c >= 0 && d >= 0;
             if (i) ct.push_back(c), dt.push_back(d);
         }
@@ -168,14 +150,12 @@ std::vector<Row> bench_external(const std::string& file, const Bytes& data, int 
         r.d_mbps = data.size() / 1e6 / median(dt);
         rows.push_back(r);
     }
-    std::remove(comp.c_str());
-    std::remove(back.c_str());
     return rows;
 }
 
 void print_human(const std::vector<FileResult>& results, bool sections) {
     for (const auto& fr : results) {
-        std::printf("%s: %s, %s\n", fr.file.c_str(), fr.format.c_str(), human_bytes(fr.bytes).c_str());
+        std::printf("%s: %s, %s\n", printable(fr.file).c_str(), printable(fr.format).c_str(), human_bytes(fr.bytes).c_str());
         if (fr.float_kv_bytes)
             std::printf("  float K/V sections: %s; per-channel order-0 bound %.0f bytes (ratio %.4f)\n",
                         human_bytes(fr.float_kv_bytes).c_str(), fr.float_kv_bound, fr.float_kv_bytes / fr.float_kv_bound);
@@ -229,12 +209,19 @@ void print_json(const std::vector<FileResult>& results, bool sections) {
     std::printf("]}\n");
 }
 
+// A CSV field: quoted, inner quotes doubled (file names may hold commas, quotes, newlines).
+std::string csv_quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+}
+
 void print_csv(const std::vector<FileResult>& results) {
     std::printf("file,bytes,pipeline,external,compressed_bytes,ratio,compress_mbps,decompress_mbps,verified\n");
     for (const auto& fr : results)
         for (const auto& r : fr.rows)
-            std::printf("\"%s\",%llu,\"%s\",%d,%llu,%s,%s,%s,%d\n", fr.file.c_str(), (unsigned long long)fr.bytes,
-                        r.pipeline.c_str(), r.external ? 1 : 0, (unsigned long long)r.compressed, fixed(r.ratio, 6).c_str(),
+            std::printf("%s,%llu,%s,%d,%llu,%s,%s,%s,%d\n", csv_quote(fr.file).c_str(), (unsigned long long)fr.bytes,
+                        csv_quote(r.pipeline).c_str(), r.external ? 1 : 0, (unsigned long long)r.compressed, fixed(r.ratio, 6).c_str(),
                         fixed(r.c_mbps, 2).c_str(), fixed(r.d_mbps, 2).c_str(), r.verified ? 1 : 0);
 }
 
@@ -276,11 +263,11 @@ int run_bench(const BenchOptions& b) {
                     }
             size_t total = pipes.size() + (b.external ? 5 : 0), done = 0;
             for (const auto& p : pipes) {
-                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", f.c_str(), ++done, total, p.c_str());
+                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", printable(f).c_str(), ++done, total, printable(p).c_str());
                 fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads));
             }
             if (b.external) {
-                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", f.c_str());
+                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", printable(f).c_str());
                 for (auto& r : bench_external(f, data, b.runs)) fr.rows.push_back(r);
             }
             if (progress) std::fprintf(stderr, "\r\033[K");

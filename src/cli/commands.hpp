@@ -37,7 +37,9 @@ int run_bench(const BenchOptions& b);
 
 // Message helpers: "statezip: <file>: <message>" on stderr.
 void print_error(const std::string& file, const std::string& message);
-unsigned resolve_threads(unsigned requested);
+// -T: 0 = all cores; never more than 4 x cores nor more than `work_units` (chunks to do).
+unsigned resolve_threads(unsigned requested, uint64_t work_units);
+unsigned max_threads();
 std::string default_sample_path();
 
 }  // namespace stzcli

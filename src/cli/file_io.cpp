@@ -18,12 +18,18 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The temp file being written, for the signal handler (one at a time).
-char g_temp_path[4096];
-std::atomic<bool> g_temp_set{false};
+// Paths for the signal handler: a fixed table, so the handler needs no allocation or lock.
+constexpr int kCleanupSlots = 8;
+constexpr size_t kCleanupPathMax = 4096;
+char g_cleanup_path[kCleanupSlots][kCleanupPathMax];
+std::atomic<int> g_cleanup_kind[kCleanupSlots];  // 0 free, 1 file, 2 folder, 3 being written
+std::atomic<pid_t> g_child{0};                    // a running helper process (bench), or 0
 
 void on_signal(int sig) {
-    if (g_temp_set.load()) ::unlink(g_temp_path);
+    if (pid_t child = g_child.load(); child > 0) ::kill(child, SIGTERM);
+    for (int kind : {1, 2})
+        for (int i = 0; i < kCleanupSlots; ++i)
+            if (g_cleanup_kind[i].load() == kind) kind == 1 ? ::unlink(g_cleanup_path[i]) : ::rmdir(g_cleanup_path[i]);
     const char msg[] = "statezip: interrupted, partial output removed\n";
     ssize_t ignored = ::write(2, msg, sizeof msg - 1);
     (void)ignored;
@@ -33,8 +39,51 @@ void on_signal(int sig) {
 
 }  // namespace
 
+int register_cleanup(const std::string& path, bool is_dir) {
+    if (path.size() >= kCleanupPathMax) return -1;
+    for (int i = 0; i < kCleanupSlots; ++i) {
+        int expected = 0;
+        if (!g_cleanup_kind[i].compare_exchange_strong(expected, 3)) continue;
+        std::memcpy(g_cleanup_path[i], path.c_str(), path.size() + 1);
+        g_cleanup_kind[i] = is_dir ? 2 : 1;
+        return i;
+    }
+    return -1;
+}
+
+void unregister_cleanup(int slot) {
+    if (slot >= 0 && slot < kCleanupSlots) g_cleanup_kind[slot] = 0;
+}
+
+void set_running_child(pid_t pid) { g_child = pid; }
+
+int default_file_mode() {
+    // umask can only be read by setting it; done once, early (install_signal_handlers), before
+    // any thread exists.
+    static const int mode = [] {
+        mode_t m = ::umask(022);
+        ::umask(m);
+        return 0666 & ~static_cast<int>(m);
+    }();
+    return mode;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+bool stdout_is_file(const struct stat& input) {
+    struct stat out;
+    return S_ISREG(input.st_mode) && ::fstat(1, &out) == 0 && S_ISREG(out.st_mode) && same_file(out, input);
+}
+
 void install_signal_handlers() {
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, on_signal);
+    default_file_mode();
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        struct sigaction old {};
+        // nohup: an inherited SIG_IGN for SIGHUP stays. (Shells also ignore SIGINT and SIGQUIT
+        // in background jobs; those still stop us, cleanly, when sent on purpose.)
+        if (s == SIGHUP && ::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        ::signal(s, on_signal);
+    }
     ::signal(SIGXFSZ, SIG_IGN);  // a file-size limit becomes a write error (EFBIG) we report
     ::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes a write error (EPIPE) we report
 }
@@ -52,7 +101,7 @@ void remove_file(const std::string& p) {
 
 FileSource::FileSource(const std::string& path) : name_(path == "-" ? "(stdin)" : path) {
     if (path == "-") {
-        struct stat st;
+        struct stat& st = info_;
         if (::fstat(0, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(0, 0, SEEK_CUR) == 0) {
             fd_ = ::dup(0);
             size_ = st.st_size;
@@ -82,16 +131,13 @@ FileSource::FileSource(const std::string& path) : name_(path == "-" ? "(stdin)" 
     }
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error(errno_text());
-    struct stat st;
-    if (::fstat(fd_, &st) != 0) throw Error(errno_text());
-    if (S_ISDIR(st.st_mode)) {
+    if (::fstat(fd_, &info_) != 0 || !S_ISREG(info_.st_mode)) {
+        const char* why = S_ISDIR(info_.st_mode) ? "is a directory" : "not a regular file";
         ::close(fd_);
         fd_ = -1;
-        throw Error("is a directory");
+        throw Error(why);
     }
-    if (!S_ISREG(st.st_mode)) throw Error("not a regular file");
-    size_ = st.st_size;
-    mode_ = st.st_mode & 07777;
+    size_ = info_.st_size;
 }
 
 FileSource::~FileSource() {
@@ -114,12 +160,12 @@ void FileSource::read_at(uint64_t off, uint8_t* dst, size_t n) {
 FdStream::FdStream(const std::string& path) : name_(path) {
     if (path == "-") {
         fd_ = 0;
+        ::fstat(0, &info_);
         return;
     }
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error(errno_text());
-    struct stat st;
-    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (::fstat(fd_, &info_) == 0 && S_ISDIR(info_.st_mode)) {
         ::close(fd_);
         fd_ = -1;
         throw Error("is a directory");
@@ -161,40 +207,85 @@ void FdSink::flush() {
     buf_.clear();
 }
 
-AtomicFile::AtomicFile(const std::string& target, bool force, int mode) : FdSink(-1, target), target_(target) {
-    if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
-    std::string dir = ".", base = target;
-    if (auto slash = target.rfind('/'); slash != std::string::npos) {
-        dir = target.substr(0, slash);
-        if (dir.empty()) dir = "/";
-        base = target.substr(slash + 1);
+AtomicFile::AtomicFile(const std::string& target, bool force, const struct stat* input)
+    : FdSink(-1, target), target_(target), force_(force) {
+    if (input) input_ = *input, have_input_ = true;
+    struct stat st;
+    if (::stat(target.c_str(), &st) == 0) {  // follows links: what the name leads to
+        if (input && same_file(st, *input)) throw Error("the output " + target + " is the input file; choose another output");
+        if (S_ISDIR(st.st_mode)) throw Error(target + " is a directory");
+        if (!S_ISREG(st.st_mode)) {
+            // A device or FIFO: written in place, never renamed over or unlinked.
+            struct stat null_dev;
+            const bool is_null = ::stat("/dev/null", &null_dev) == 0 && same_file(st, null_dev);
+            if (!force && !is_null) throw Error(target + " already exists; use -f to write to it");
+            fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+            if (fd_ < 0) throw Error("cannot open " + target + ": " + errno_text());
+            in_place_ = true;
+            return;
+        }
     }
-    temp_ = dir + "/." + base + ".XXXXXX";
-    fd_ = ::mkstemp(temp_.data());
+    if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
+    open_temp(input ? static_cast<int>(input->st_mode & 0777) : default_file_mode());
+}
+
+AtomicFile::AtomicFile(const std::string& target, bool force, int mode) : FdSink(-1, target), target_(target), force_(force) {
+    if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
+    open_temp(mode & 0777);
+}
+
+void AtomicFile::open_temp(int mode) {
+    std::string dir = ".";
+    if (auto slash = target_.rfind('/'); slash != std::string::npos) dir = slash ? target_.substr(0, slash) : "/";
+    temp_ = dir + "/.stz-XXXXXX";
+    fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
     if (fd_ < 0) throw Error("cannot create a file in " + dir + ": " + errno_text());
-    ::fchmod(fd_, mode & 0666);
-    std::snprintf(g_temp_path, sizeof g_temp_path, "%s", temp_.c_str());
-    g_temp_set = true;
+    ::fchmod(fd_, static_cast<mode_t>(mode));
+    cleanup_slot_ = register_cleanup(temp_, false);
 }
 
 AtomicFile::~AtomicFile() {
-    if (!committed_) {
-        g_temp_set = false;
-        if (fd_ >= 0) ::close(fd_);
-        ::unlink(temp_.c_str());
-    }
+    if (committed_) return;
+    if (fd_ >= 0) ::close(fd_);
+    if (in_place_) return;
+    unregister_cleanup(cleanup_slot_);
+    ::unlink(temp_.c_str());
 }
 
 void AtomicFile::commit() {
     flush();
-    if (::close(fd_) != 0) {
-        fd_ = -1;
-        throw Error("cannot write " + target_ + ": " + errno_text());
+    if (have_input_ && !in_place_) {
+        const struct timespec times[2] = {input_.st_atim, input_.st_mtim};
+        ::futimens(fd_, times);  // best effort, like zstd: the data is what matters
     }
+    int fd = fd_;
     fd_ = -1;
-    if (::rename(temp_.c_str(), target_.c_str()) != 0) throw Error("cannot rename into " + target_ + ": " + errno_text());
-    g_temp_set = false;
+    if (::close(fd) != 0) throw Error("cannot write " + target_ + ": " + errno_text());
+    if (!in_place_) move_into_place();
     committed_ = true;
+}
+
+// rename(2) when replacing is allowed; otherwise an atomic no-replace move, so that of two
+// runs writing the same new name, the second fails instead of replacing the first's output.
+void AtomicFile::move_into_place() {
+    if (force_) {
+        if (::rename(temp_.c_str(), target_.c_str()) != 0) throw Error("cannot rename into " + target_ + ": " + errno_text());
+    } else {
+        int rc = -1;
+#ifdef RENAME_NOREPLACE
+        rc = ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE);
+#else
+        errno = ENOSYS;
+#endif
+        if (rc != 0 && (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP)) {
+            // No renameat2 on this system or file system: link() also refuses an existing name.
+            rc = ::link(temp_.c_str(), target_.c_str());
+            if (rc == 0) ::unlink(temp_.c_str());
+        }
+        if (rc != 0 && errno == EEXIST) throw Error(target_ + " appeared while it was being written; use -f to overwrite");
+        if (rc != 0) throw Error("cannot rename into " + target_ + ": " + errno_text());
+    }
+    unregister_cleanup(cleanup_slot_);
 }
 
 }  // namespace stzcli

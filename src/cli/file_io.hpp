@@ -2,6 +2,8 @@
 // file when it is not seekable), sequential input, and outputs that are written to a
 // temporary file in the target folder and renamed into place only when complete.
 #pragma once
+#include <sys/stat.h>
+
 #include <string>
 
 #include "io.hpp"
@@ -18,12 +20,13 @@ public:
     uint64_t size() const override { return size_; }
     void read_at(uint64_t off, uint8_t* dst, size_t n) override;
     const std::string& name() const { return name_; }
-    int mode() const { return mode_; }
+    // fstat of the open file (of standard input for "-").
+    const struct stat& info() const { return info_; }
 
 private:
     int fd_ = -1;
     uint64_t size_ = 0;
-    int mode_ = 0644;
+    struct stat info_ {};
     std::string name_;
 };
 
@@ -32,10 +35,12 @@ public:
     explicit FdStream(const std::string& path);  // "-" = stdin
     ~FdStream() override;
     size_t read(uint8_t* dst, size_t n) override;
+    const struct stat& info() const { return info_; }  // fstat of the open file
 
 private:
     int fd_ = -1;
     bool own_ = false;
+    struct stat info_ {};
     std::string name_;
 };
 
@@ -53,24 +58,49 @@ protected:
     Bytes buf_;
 };
 
-// Output to `target` through "<dir>/.<name>.XXXXXX": commit() renames it into place;
-// destruction without commit removes it. The temp path is registered so that SIGINT
-// removes it too.
+// Output to `target` through "<dir>/.stz-XXXXXX" (mkstemp; short, so that any name that
+// fits the folder works): commit() moves it into place, without replacing a file that
+// appeared meanwhile unless `force`; destruction without commit removes it. The temp path
+// is registered so that SIGINT/SIGTERM/SIGHUP/SIGQUIT remove it too.
+// An existing non-regular target (device node, FIFO) is opened and written in place, never
+// replaced: /dev/null always, others with `force` (as zstd does).
 class AtomicFile final : public FdSink {
 public:
+    // `input`: fstat of the input file when it is a regular file named on the command line
+    // (refused as output; its permission bits and times are copied), nullptr otherwise (the
+    // output then gets 0666 & ~umask).
+    AtomicFile(const std::string& target, bool force, const struct stat* input);
     AtomicFile(const std::string& target, bool force, int mode);
     ~AtomicFile() override;
     void commit();
     const std::string& temp_path() const { return temp_; }
+    bool in_place() const { return in_place_; }  // a device or FIFO written directly
 
 private:
+    void open_temp(int mode);
+    void move_into_place();
     std::string target_, temp_;
-    bool committed_ = false;
+    struct stat input_ {};
+    bool have_input_ = false, force_ = false, in_place_ = false, committed_ = false;
+    int cleanup_slot_ = -1;
 };
 
 bool path_exists(const std::string& p);
 bool is_terminal(int fd);
 void install_signal_handlers();
 void remove_file(const std::string& p);
+bool same_file(const struct stat& a, const struct stat& b);
+// True if standard output is the regular file `input` (statezip -c X >> X).
+bool stdout_is_file(const struct stat& input);
+// 0666 & ~umask: the mode of files created from standard input.
+int default_file_mode();
+
+// Paths that a terminating signal removes (files first, then folders). Async-signal-safe
+// slots; register returns -1 (nothing registered) when no slot is free or the path is too
+// long to be stored whole.
+int register_cleanup(const std::string& path, bool is_dir);
+void unregister_cleanup(int slot);
+// A child process that a terminating signal also stops (SIGTERM); 0 = none.
+void set_running_child(pid_t pid);
 
 }  // namespace stzcli

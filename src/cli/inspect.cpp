@@ -46,8 +46,8 @@ void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, co
 
 void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
                  const std::vector<uint64_t>* stored) {
-    std::printf("%s: %s%s%s, %s\n", file.c_str(), pf.format.c_str(), pf.version ? (" v" + std::to_string(*pf.version)).c_str() : "",
-                pf.detail.empty() ? "" : (" (" + pf.detail + ")").c_str(), human_bytes(size).c_str());
+    std::printf("%s: %s, %s\n", printable(file).c_str(),
+                format_line(pf.format, pf.version ? int64_t(*pf.version) : -1, pf.detail).c_str(), human_bytes(size).c_str());
     std::string facts;
     auto fact = [&](const char* k, const std::optional<uint64_t>& v) {
         if (v) facts += std::string(facts.empty() ? "" : ", ") + k + " " + std::to_string(*v);
@@ -58,8 +58,8 @@ void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, c
     fact("layers", pf.n_layer);
     fact("n_ctx", pf.n_ctx);
     fact("n_embd", pf.n_embd);
-    if (!facts.empty()) std::printf("  %s\n", facts.c_str());
-    if (!pf.note.empty()) std::printf("  note: %s\n", pf.note.c_str());
+    if (!facts.empty()) std::printf("  %s\n", printable(facts).c_str());
+    if (!pf.note.empty()) std::printf("  note: %s\n", printable(pf.note).c_str());
     std::printf("  %-24s %12s %12s  %-6s %-26s %7s %7s %7s\n", "section", "offset", "bytes", "type", "shape",
                 stats ? "zero%" : "stored", stats ? "H0 b/B" : "ratio", stats ? "ch b/el" : "");
     std::map<std::string, std::pair<uint64_t, uint64_t>> totals;
@@ -70,19 +70,21 @@ void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, c
         if (stored) t.second += (*stored)[i];
         if (stats) {
             const auto& st = (*stats)[i];
-            std::printf("  %-24s %12llu %12llu  %-6s %-26s %7.2f %7.3f %7s\n", s.name.c_str(), (unsigned long long)s.offset,
-                        (unsigned long long)s.size, s.type_string().c_str(), s.shape_string().c_str(), 100 * st.zero_fraction,
+            std::printf("  %-24s %12llu %12llu  %-6s %-26s %7.2f %7.3f %7s\n", printable(s.name).c_str(), (unsigned long long)s.offset,
+                        (unsigned long long)s.size, printable(s.type_string()).c_str(), printable(s.shape_string()).c_str(),
+                        100 * st.zero_fraction,
                         st.entropy_bits, st.channel_bound ? fixed(st.channel_bound, 2).c_str() : "");
         } else {
             uint64_t k = (*stored)[i];
-            std::printf("  %-24s %12llu %12llu  %-6s %-26s %7llu %7.3f\n", s.name.c_str(), (unsigned long long)s.offset,
-                        (unsigned long long)s.size, s.type_string().c_str(), s.shape_string().c_str(), (unsigned long long)k,
+            std::printf("  %-24s %12llu %12llu  %-6s %-26s %7llu %7.3f\n", printable(s.name).c_str(), (unsigned long long)s.offset,
+                        (unsigned long long)s.size, printable(s.type_string()).c_str(), printable(s.shape_string()).c_str(),
+                        (unsigned long long)k,
                         k ? double(s.size) / k : 0.0);
         }
     }
     std::printf("  totals by kind:");
     for (auto& [k, v] : totals) {
-        std::printf(" %s %s", k.c_str(), human_bytes(v.first).c_str());
+        std::printf(" %s %s", printable(k).c_str(), human_bytes(v.first).c_str());
         if (stored) std::printf(" (stored %s)", human_bytes(v.second).c_str());
         std::printf(";");
     }

@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstring>
-#include <regex>
+#include <stdexcept>
 
 #include "commands.hpp"
 #include "file_io.hpp"
@@ -11,22 +11,70 @@ using namespace stzcli;
 
 namespace {
 
-// zstd-style "-19" levels and verb aliases are rewritten before CLI11 sees them.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Options that take a value, with the long name the value is attached to ("--threads=-1"),
+// so that a value starting with '-' (a negative number, a file name) stays a value.
+const char* long_name_taking_value(const std::string& s) {
+    static const std::pair<const char*, const char*> names[] = {
+        {"-T", "--threads"}, {"--threads", "--threads"}, {"-o", "--output"}, {"--output", "--output"},
+        {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
+        {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
+        {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}};
+    for (const auto& [n, l] : names)
+        if (s == n) return l;
+    return nullptr;
+}
+
+// The verbs (decompress, d, compress, list, test, inspect, bench) are read only as the first
+// argument and only when no file of that name exists; "--" ends the options (and verbs).
+// zstd-style "-19" levels are rewritten before CLI11 sees them.
 std::vector<std::string> preprocess(int argc, char** argv, bool& is_sub) {
     std::vector<std::string> a;
-    static const std::regex level_re("-([0-9]{1,2})");
+    bool options_ended = false;
     for (int i = 1; i < argc; ++i) {
         std::string s = argv[i];
-        std::smatch m;
-        if (i == 1 && (s == "decompress" || s == "d")) s = "-d";
-        else if (i == 1 && s == "compress") continue;
-        else if (i == 1 && s == "list") s = "-l";
-        else if (i == 1 && s == "test") s = "-t";
-        if (i == 1 && (s == "inspect" || s == "bench")) is_sub = true;
-        if (std::regex_match(s, m, level_re)) s = "--level=" + m[1].str();
+        if (options_ended || s == "--") {
+            options_ended = true;
+            a.push_back(s);
+            continue;
+        }
+        if (i == 1 && !path_exists(s)) {
+            if (s == "decompress" || s == "d") s = "-d";
+            else if (s == "compress") continue;
+            else if (s == "list") s = "-l";
+            else if (s == "test") s = "-t";
+            if (s == "inspect" || s == "bench") is_sub = true;
+        }
+        if (const char* long_name = long_name_taking_value(s); long_name && i + 1 < argc) {
+            a.push_back(std::string(long_name) + "=" + argv[++i]);
+            continue;
+        }
+        if (s.size() >= 2 && s[0] == '-' && s.find_first_not_of("0123456789", 1) == std::string::npos) {
+            if (s.size() > 4 || std::stoi(s.substr(1)) < 1 || std::stoi(s.substr(1)) > 22)
+                throw UsageError(s + ": compression level out of range (-1 .. -22)");
+            s = "--level=" + s.substr(1);
+        }
         a.push_back(s);
     }
     return a;
+}
+
+// -T: a count of threads, 0 = all cores; more than 4 x cores is capped (with a note).
+unsigned parse_threads(const std::string& arg, int verbosity) {
+    if (arg.empty()) return 0;
+    if (arg.size() > 9 || arg.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("-T takes a number of threads (0 = all cores, at most " + std::to_string(max_threads()) +
+                         "), not '" + arg + "'");
+    unsigned t = static_cast<unsigned>(std::stoul(arg));
+    if (t > max_threads()) {
+        if (verbosity >= 2)
+            std::fprintf(stderr, "statezip: -T %u capped at %u (4 x cores)\n", t, max_threads());
+        t = max_threads();
+    }
+    return t;
 }
 
 }  // namespace
@@ -34,7 +82,14 @@ std::vector<std::string> preprocess(int argc, char** argv, bool& is_sub) {
 int main(int argc, char** argv) {
     install_signal_handlers();
     bool is_sub = false;
-    std::vector<std::string> args = preprocess(argc, argv, is_sub);
+    std::vector<std::string> args;
+    try {
+        args = preprocess(argc, argv, is_sub);
+    } catch (const UsageError& e) {
+        print_error("", e.what());
+        std::fprintf(stderr, "Try 'statezip --help'.\n");
+        return 2;
+    }
 
     CLI::App app{"statezip: lossless compressor for llama.cpp state files (sessions, sequence files, raw state blobs)",
                  "statezip"};
@@ -62,7 +117,8 @@ int main(int argc, char** argv) {
     app.add_flag("-v,--verbose", verbose, "more output (repeatable)");
     app.add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
     app.add_flag("--no-progress", no_progress, "never show a progress bar");
-    app.add_option("-T,--threads", o.threads, "worker threads (0 = all cores, the default)");
+    std::string threads_arg, bench_threads_arg;
+    app.add_option("-T,--threads", threads_arg, "worker threads (0 = all cores, the default; at most 4 x cores)");
     app.add_option("--level", level, "level of the general-purpose stage, as -1 .. -19")->check(CLI::Range(1, 22));
     app.add_flag("--fast", fast, "fast preset");
     app.add_flag("--max", max, "max preset (smallest output)");
@@ -94,7 +150,7 @@ int main(int argc, char** argv) {
     bench->add_flag("--quick", b.quick, "a short list of pipelines");
     bool no_external = false;
     bench->add_flag("--no-external", no_external, "skip the system zstd/xz/lz4 tools");
-    bench->add_option("-T,--threads", b.threads, "threads per run (default 1)");
+    bench->add_option("-T,--threads", bench_threads_arg, "threads per run (default 1)");
     app.require_subcommand(0, 1);
 
     std::vector<std::string> rev(args.rbegin(), args.rend());
@@ -118,6 +174,13 @@ int main(int argc, char** argv) {
     if (n_embd) hints.n_embd = n_embd;
     int prog = progress ? 1 : no_progress ? 0 : -1;
 
+    try {
+        o.threads = parse_threads(threads_arg, quiet ? 0 : 1 + verbose);
+        if (!bench_threads_arg.empty()) b.threads = std::max(1u, parse_threads(bench_threads_arg, quiet ? 0 : 1 + verbose));
+    } catch (const UsageError& e) {
+        print_error("", e.what());
+        return 2;
+    }
     try {
         if (*inspect) return run_inspect(inspect_files, inspect_json, hints);
         if (*bench) {
