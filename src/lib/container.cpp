@@ -136,8 +136,19 @@ void ContainerWriter::put(const Bytes& b) {
     pos_ += b.size();
 }
 
-void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
+void check_pipeline_storable(const Pipeline& p) {
     check_pipeline_storable(p.stages.size());
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Stage& st = p.stages[i];
+        if (st.params.size() > kMaxParamBytes)
+            throw Error("stage " + std::to_string(i + 1) + " (" + std::string(st.codec->name()) + "): parameters longer than " +
+                        std::to_string(kMaxParamBytes) + " bytes");
+        st.codec->check_params(st.params);
+    }
+}
+
+void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
+    check_pipeline_storable(p);
     if (sizes.size() != p.stages.size()) throw Error("stage sizes do not match the pipeline");
     if (sizes[0] == 0 || sizes[0] > kMaxChunkRaw)
         throw Error("chunk size " + std::to_string(sizes[0]) + " is not 1 to " + std::to_string(kMaxChunkRaw));
@@ -146,8 +157,6 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes,
         const Codec& codec = *p.stages[i].codec;
         ByteSpan params = p.stages[i].params;
         const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
-        if (params.size() > kMaxParamBytes) throw Error(stage + ": parameters longer than " + std::to_string(kMaxParamBytes) + " bytes");
-        codec.check_params(params);
         const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
         if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
         if (enc > codec.max_encoded_size(static_cast<size_t>(in)))

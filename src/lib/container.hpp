@@ -37,6 +37,9 @@ void check_header_storable(const ContainerHeader& h);
 // size within kMaxStageBytes and within what each codec can produce from its input
 // (Codec::max_encoded_size / max_decoded_size). The writer and the reader both call it.
 void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& stage_sizes, uint64_t payload_size);
+// The size-independent part, for the planner and the CLI to call when a pipeline is parsed:
+// 1..kMaxStages stages, each stage's parameters at most kMaxParamBytes and valid.
+void check_pipeline_storable(const Pipeline& p);
 
 struct ChunkIndexEntry {
     uint64_t container_offset = 0;

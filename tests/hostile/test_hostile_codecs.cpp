@@ -288,3 +288,52 @@ TEST_CASE("hostile: a range-coder stream that runs past its end is refused as it
         CHECK(std::string(e.what()).find("read past the end") != std::string::npos);
     }
 }
+
+namespace {
+
+// A stream over memory that records the largest single read asked of it: the reader sizes
+// its buffer for each read, so this shows what a size field made it allocate.
+class CountingStream final : public InputStream {
+public:
+    explicit CountingStream(ByteSpan d) : in_(d) {}
+    size_t read(uint8_t* dst, size_t n) override {
+        largest_read = std::max(largest_read, n);
+        return in_.read(dst, n);
+    }
+    size_t largest_read = 0;
+
+private:
+    MemoryStream in_;
+};
+
+size_t largest_read_decoding(const Bytes& stz, std::string& error) {
+    CountingStream s(stz);
+    NullSink sink;
+    try {
+        decompress_stream(s, sink, 1);
+    } catch (const Error& e) {
+        error = e.what();
+    }
+    return s.largest_read;
+}
+
+}  // namespace
+
+TEST_CASE("hostile: header and payload sizes of a short stream do not size the reader's buffers", "[hostile]") {
+    CompressOptions opt;
+    opt.codec.all = "zstd:3";
+    const Bytes real = compress_bytes(sample_rows(3000), opt);
+    Bytes header_claim(real.begin(), real.begin() + 100);
+    store_le<uint32_t>(header_claim.data() + 12, kMaxHeaderBytes);  // a 64 MiB header in a 100-byte stream
+    std::string err;
+    CHECK(largest_read_decoding(header_claim, err) <= (1u << 20));
+    CHECK(err.find("truncated header") != std::string::npos);
+
+    // A store chunk of 64 MiB whose payload is 100 bytes: every size is legal, the stream is short.
+    Bytes stz = craft_stz(Bytes(100, 1), {{0, 64u << 20, {}}}, Bytes(100, 1), 64u << 20);
+    const size_t chunk_at = 16 + load_le<uint32_t>(stz.data() + 12) + 8;
+    store_le<uint32_t>(stz.data() + chunk_at + 17, 64u << 20);  // stored size
+    err.clear();
+    CHECK(largest_read_decoding(stz, err) <= (1u << 20));
+    CHECK(err.find("truncated chunk payload") != std::string::npos);
+}
