@@ -247,6 +247,47 @@ void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
     }
 }
 
+void ContainerReader::take(Hasher& h, uint8_t* dst, size_t n, const char* what) {
+    read(dst, n, what);
+    h.update({dst, n});
+}
+
+// The end record (its kind byte already read and hashed into st), the trailer, and the end
+// of the stream: every count and size must agree with the chunks read.
+void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
+    uint8_t b4[4];
+    take(b4, 4, "end record");
+    uint32_t n = load_le<uint32_t>(b4);
+    if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
+                                            std::to_string(n_chunks_) + " were read", start);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint8_t e[20];
+        take(e, 20, "chunk index");
+        ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
+        const auto& y = seen_[i];
+        if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
+            x.stored_size != y.stored_size)
+            throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
+    }
+    uint8_t tail[16];
+    take(tail, 16, "end record");
+    uint64_t orig = load_le<uint64_t>(tail);
+    content_hash_ = load_le<uint64_t>(tail + 8);
+    uint64_t expect = st.digest();
+    uint8_t trailer[24];
+    read(trailer, 24, "trailer");
+    if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
+    if (orig != header_.original_size || raw_pos_ != orig)
+        throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
+                            " bytes", start);
+    if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
+        throw DataError("bad trailer", pos_ - 16);
+    uint8_t extra;
+    if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
+    ended_ = true;
+}
+
 std::optional<ChunkRecord> ContainerReader::next() {
     if (ended_) return std::nullopt;
     uint64_t start = pos_;
@@ -254,45 +295,13 @@ std::optional<ChunkRecord> ContainerReader::next() {
     read(&kind, 1, "chunk record");
     Hasher st;
     st.update({&kind, 1});
-    auto take = [&](uint8_t* dst, size_t n, const char* what) {
-        read(dst, n, what);
-        st.update({dst, n});
-    };
     if (kind == static_cast<uint8_t>(ChunkKind::End)) {
-        uint8_t b4[4];
-        take(b4, 4, "end record");
-        uint32_t n = load_le<uint32_t>(b4);
-        if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
-                                                std::to_string(n_chunks_) + " were read", start);
-        for (uint32_t i = 0; i < n; ++i) {
-            uint8_t e[20];
-            take(e, 20, "chunk index");
-            ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
-            const auto& y = seen_[i];
-            if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
-                x.stored_size != y.stored_size)
-                throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
-        }
-        uint8_t tail[16];
-        take(tail, 16, "end record");
-        uint64_t orig = load_le<uint64_t>(tail);
-        content_hash_ = load_le<uint64_t>(tail + 8);
-        uint64_t expect = st.digest();
-        uint8_t trailer[24];
-        read(trailer, 24, "trailer");
-        if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
-        if (orig != header_.original_size || raw_pos_ != orig)
-            throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
-                                " bytes", start);
-        if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
-            throw DataError("bad trailer", pos_ - 16);
-        uint8_t extra;
-        if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
-        ended_ = true;
+        read_end_record(start, st);
         return std::nullopt;
     }
     if (kind != static_cast<uint8_t>(ChunkKind::Data))
         throw DataError("unknown chunk kind " + std::to_string(kind) + " (written by a newer statezip?)", start);
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
     uint8_t h[21];
     take(h, 21, "chunk header");
     ChunkRecord c;

@@ -75,6 +75,8 @@ private:
     std::vector<ChunkIndexEntry> index_;
 };
 
+class Hasher;
+
 // Sequential reader: header, then chunks in order, then the end record and trailer.
 class ContainerReader {
 public:
@@ -92,6 +94,8 @@ private:
     // Appends n bytes to dst, growing it only as the bytes arrive (a size field of a short
     // stream cannot make it allocate more than the stream holds).
     void read_growing(Bytes& dst, size_t n, const char* what);
+    void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
+    void read_end_record(uint64_t start, Hasher& st);
     InputStream& in_;
     uint64_t pos_ = 0;
     ContainerHeader header_;
