@@ -66,8 +66,6 @@ private:
 class RangeDecoder {
 public:
     static constexpr size_t kFlushBytes = 4;
-
-public:
     explicit RangeDecoder(ByteSpan in) : in_(in) {
         for (int i = 0; i < 5; ++i) code_ = (code_ << 8) | next();
     }
