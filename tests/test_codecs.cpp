@@ -65,11 +65,18 @@ std::vector<DataShape> shapes() {
     return v;
 }
 
-const std::vector<std::string> kPipelines = {
-    "store", "rle", "lz4", "lz4:8", "lz4hc", "lz4hc:12", "zstd:1", "zstd:3", "zstd:19", "zstd:3:long", "zstd:-3",
-    "lzma:0", "lzma:6", "lzma:9e", "trim", "trim+zstd:3", "shuffle", "shuffle:4+zstd", "shuffle+lz4", "transpose",
-    "transpose+shuffle+zstd:3", "fields", "fields+zstd:3", "fields:34:2+lzma:6", "trim+shuffle+transpose+rle", "chanctx", "chanctx:nomatch",
-    "dedup", "dedup+chanctx", "trim+chanctx", "trim+dedup+chanctx+zstd:1"};
+// Every registered codec's sample specs, alone and in the pipelines the presets use.
+std::vector<std::string> pipelines() {
+    std::vector<std::string> v;
+    for (const Codec* c : all_codecs())
+        for (const auto& spec : c->sample_specs()) v.push_back(spec);
+    for (const char* chain : {"trim+zstd:3", "shuffle:4+zstd", "shuffle+lz4", "transpose+shuffle+zstd:3", "fields+zstd:3",
+                              "fields:34:2+lzma:6", "trim+shuffle+transpose+rle", "dedup+chanctx", "trim+chanctx",
+                              "trim+dedup+chanctx+zstd:1"})
+        v.push_back(chain);
+    return v;
+}
+const std::vector<std::string> kPipelines = pipelines();
 
 }  // namespace
 
@@ -174,6 +181,38 @@ TEST_CASE("bad codec names and arguments are refused", "[codec]") {
     CHECK_THROWS_AS(parse_pipeline("lzma:x", {}), Error);
     CHECK_THROWS_AS(parse_pipeline("", {}), Error);
     CHECK_THROWS_AS(parse_pipeline("zstd+", {}), Error);
+}
+
+TEST_CASE("every registered codec declares sample specs that parse", "[codec]") {
+    for (const Codec* c : all_codecs()) {
+        INFO("codec " << c->name());
+        REQUIRE(!c->sample_specs().empty());
+        for (const auto& spec : c->sample_specs()) {
+            Pipeline p = parse_pipeline(spec, shapes()[1]);
+            REQUIRE(p.stages.size() == 1);
+            CHECK(p.stages[0].codec == c);
+            CHECK_NOTHROW(c->check_params(p.stages[0].params));
+        }
+    }
+}
+
+// The reader rejects a stage whose sizes break Codec::max_encoded_size / max_decoded_size, so
+// these bounds must hold for everything the encoders produce, including the extreme inputs.
+TEST_CASE("every codec's declared size bounds hold for its own output", "[codec]") {
+    auto inputs = adversarial_inputs();
+    inputs.push_back({"zeros 4 MiB", Bytes(4u << 20, 0)});
+    for (const auto& shape : shapes())
+        for (const Codec* c : all_codecs())
+            for (const auto& spec : c->sample_specs()) {
+                Pipeline p = parse_pipeline(spec, shape);
+                const Bytes& params = p.stages[0].params;
+                for (const auto& [name, data] : inputs) {
+                    INFO("spec " << spec << ", input " << name << ", row " << shape.row_bytes);
+                    EncodedChunk e = encode_pipeline(p, data);
+                    CHECK(e.payload.size() <= c->max_encoded_size(data.size()));
+                    CHECK(data.size() <= c->max_decoded_size(params, e.payload.size()));
+                }
+            }
 }
 
 TEST_CASE("codec ids are stable and unique", "[codec]") {

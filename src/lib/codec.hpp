@@ -2,6 +2,7 @@
 // Codecs know nothing about llama.cpp: they see bytes plus a generic DataShape
 // (element width, row geometry) that the caller derives from whatever it knows.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,24 +33,49 @@ public:
     // Turns the user's arguments ("19", "long") and the data's shape into the parameter
     // bytes stored with each chunk, so a chunk decodes without any outside knowledge.
     virtual Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const = 0;
+    // Throws stz::Error unless `params` is exactly what make_params can produce (right size,
+    // known flags, every number in range, layout sizes small enough that no arithmetic on them
+    // can overflow). Called by the reader when a chunk is read and by encode/decode: there are
+    // no silent defaults. Default: no parameters.
+    virtual void check_params(ByteSpan params) const;
     virtual void encode(ByteSpan in, ByteSpan params, Bytes& out) const = 0;
-    // Must append exactly `out_size` bytes to `out` or throw; `in` is untrusted.
+    // Must append exactly `out_size` bytes to `out` or throw; `in` and `params` are untrusted.
     virtual void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const = 0;
     // The spec string for these parameters, e.g. "zstd:19:long".
     virtual std::string describe(ByteSpan params) const { (void)params; return std::string(name()); }
     // The shape of this codec's output, for the next stage's parameters (e.g. trim leaves
     // shorter rows).
     virtual DataShape output_shape(const DataShape& in) const { return in; }
-    // Upper bound of encoded size for `n` input bytes (used to cap what a reader accepts).
-    virtual size_t max_encoded_size(size_t n) const { return n + n / 8 + 1024; }
+    // Proven upper bound of encode's output for `n` input bytes. The reader rejects a stage
+    // whose encoded size exceeds it, so override only with a bound that always holds.
+    // Default: none (the container's kMaxStageBytes still applies).
+    virtual size_t max_encoded_size(size_t n) const { (void)n; return SIZE_MAX; }
+    // Proven upper bound of decode's output from `encoded` input bytes with these (valid)
+    // parameters: the reader rejects a stage that declares more before decoding anything, so
+    // a few bytes cannot claim a 64 MiB output from a slow codec. Default: none.
+    virtual uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const {
+        (void)params, (void)encoded;
+        return UINT64_MAX;
+    }
+    // Specs that exercise this codec in the round-trip tests and the fuzz targets,
+    // e.g. {"zstd:1", "zstd:19:long"}. Default: the bare name.
+    virtual std::vector<std::string> sample_specs() const { return {std::string(name())}; }
 };
 
-// Registry (codec_registry.cpp holds the one-line registrations).
+// Registry: codecs.def lists every codec (id, name, factory) once; codec_registry.cpp
+// expands it into the id-indexed table and checks at startup that each codec's id() matches.
 const Codec* find_codec(uint8_t id);
 const Codec* find_codec(std::string_view name);
 std::vector<const Codec*> all_codecs();
 
 // Helper for codecs: a small integer argument with bounds.
 int parse_int_arg(const std::string& s, int lo, int hi, std::string_view codec);
+// Helper for check_params: throws Error("<codec>: bad parameters (<why>)") unless `ok`.
+void require_params(bool ok, std::string_view codec, const char* why);
+// Helper for max_decoded_size: a * b + c, saturating at UINT64_MAX instead of wrapping.
+inline uint64_t saturating_mul_add(uint64_t a, uint64_t b, uint64_t c) {
+    if (b && a > (UINT64_MAX - c) / b) return UINT64_MAX;
+    return a * b + c;
+}
 
 }  // namespace stz

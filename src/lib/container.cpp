@@ -1,6 +1,7 @@
 #include "container.hpp"
 
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 namespace stz {
@@ -26,7 +27,22 @@ void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const 
     }
 }
 
+uint64_t encoded_header_bound(const ContainerHeader& h) {
+    uint64_t names = 0;
+    for (const auto& s : h.sections) names += s.name.size();
+    return encoded_header_bound(h.sections.size(), names, uint64_t(h.format.size()) + h.detail.size() + h.note.size());
+}
+
+void check_header_storable(const ContainerHeader& h) {
+    check_header_string_storable(h.format, "the format name");
+    check_header_string_storable(h.detail, "the format detail");
+    check_header_string_storable(h.note, "the note");
+    for (const auto& s : h.sections) check_header_string_storable(s.name, "a section name");
+    check_header_storable(encoded_header_bound(h));
+}
+
 static Bytes encode_header(const ContainerHeader& h) {
+    check_header_storable(h);
     Bytes body;
     append_le<uint64_t>(body, h.original_size);
     append_string(body, h.format);
@@ -67,6 +83,11 @@ static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint6
         if (stored.size() < 4) throw DataError("truncated header", base);
         uint32_t raw = load_le<uint32_t>(stored.data());
         if (raw > kMaxHeaderBytes) throw DataError("header too large", base);
+        // The writer's frame records its content size: check it (and what the frame's blocks
+        // can hold) before allocating, so a small header cannot claim 64 MiB.
+        unsigned long long frame = ZSTD_getFrameContentSize(stored.data() + 4, stored.size() - 4);
+        unsigned long long bound = ZSTD_decompressBound(stored.data() + 4, stored.size() - 4);
+        if (frame != raw || bound == ZSTD_CONTENTSIZE_ERROR || bound < raw) throw DataError("corrupt header", base);
         unpacked.resize(raw);
         size_t n = ZSTD_decompress(unpacked.data(), raw, stored.data() + 4, stored.size() - 4);
         if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
@@ -115,8 +136,42 @@ void ContainerWriter::put(const Bytes& b) {
     pos_ += b.size();
 }
 
+void check_pipeline_storable(const Pipeline& p) {
+    check_pipeline_storable(p.stages.size());
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Stage& st = p.stages[i];
+        if (st.params.size() > kMaxParamBytes)
+            throw Error("stage " + std::to_string(i + 1) + " (" + std::string(st.codec->name()) + "): parameters longer than " +
+                        std::to_string(kMaxParamBytes) + " bytes");
+        st.codec->check_params(st.params);
+    }
+}
+
+void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
+    check_pipeline_storable(p);
+    if (sizes.size() != p.stages.size()) throw Error("stage sizes do not match the pipeline");
+    if (sizes[0] == 0 || sizes[0] > kMaxChunkRaw)
+        throw Error("chunk size " + std::to_string(sizes[0]) + " is not 1 to " + std::to_string(kMaxChunkRaw));
+    if (payload > kMaxStageBytes) throw Error("stored size " + std::to_string(payload) + " is too large");
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Codec& codec = *p.stages[i].codec;
+        ByteSpan params = p.stages[i].params;
+        const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
+        const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
+        if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
+        if (enc > codec.max_encoded_size(static_cast<size_t>(in)))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
+                        " is more than the codec can produce");
+        if (in > codec.max_decoded_size(params, enc))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
+    }
+}
+
 void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
                                 const Pipeline& p, const EncodedChunk& enc) {
+    // Never write what the reader would reject (e.g. 9 stages, or 256 wrapping to 0).
+    check_chunk_storable(p, enc.stage_input_sizes, enc.payload.size());
+    if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
     Bytes rec;
     rec.push_back(static_cast<uint8_t>(ChunkKind::Data));
     append_le<uint32_t>(rec, section);
@@ -170,8 +225,7 @@ ContainerReader::ContainerReader(InputStream& in) : in_(in) {
     uint32_t len = load_le<uint32_t>(fixed + 12);
     if (len > kMaxHeaderBytes) throw DataError("header length " + std::to_string(len) + " is too large", 12);
     Bytes all(fixed, fixed + 16);
-    all.resize(16 + len + 8);
-    read(all.data() + 16, len + 8, "header");
+    read_growing(all, size_t(len) + 8, "header");
     if (hash64({all.data(), 16 + size_t(len)}) != load_le<uint64_t>(all.data() + 16 + len))
         throw DataError("header checksum mismatch", 16 + len);
     header_ = decode_header_body({all.data() + 16, len}, load_le<uint16_t>(fixed + 10), 16);
@@ -182,6 +236,58 @@ void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
     pos_ += n;
 }
 
+void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
+    constexpr size_t kStep = 1u << 20;
+    while (n > 0) {
+        size_t take = std::min(n, kStep), at = dst.size();
+        if (dst.capacity() < at + take) dst.reserve(std::max(at + take, std::min(at + n, 2 * dst.capacity())));
+        dst.resize(at + take);
+        read(dst.data() + at, take, what);
+        n -= take;
+    }
+}
+
+void ContainerReader::take(Hasher& h, uint8_t* dst, size_t n, const char* what) {
+    read(dst, n, what);
+    h.update({dst, n});
+}
+
+// The end record (its kind byte already read and hashed into st), the trailer, and the end
+// of the stream: every count and size must agree with the chunks read.
+void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
+    uint8_t b4[4];
+    take(b4, 4, "end record");
+    uint32_t n = load_le<uint32_t>(b4);
+    if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
+                                            std::to_string(n_chunks_) + " were read", start);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint8_t e[20];
+        take(e, 20, "chunk index");
+        ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
+        const auto& y = seen_[i];
+        if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
+            x.stored_size != y.stored_size)
+            throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
+    }
+    uint8_t tail[16];
+    take(tail, 16, "end record");
+    uint64_t orig = load_le<uint64_t>(tail);
+    content_hash_ = load_le<uint64_t>(tail + 8);
+    uint64_t expect = st.digest();
+    uint8_t trailer[24];
+    read(trailer, 24, "trailer");
+    if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
+    if (orig != header_.original_size || raw_pos_ != orig)
+        throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
+                            " bytes", start);
+    if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
+        throw DataError("bad trailer", pos_ - 16);
+    uint8_t extra;
+    if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
+    ended_ = true;
+}
+
 std::optional<ChunkRecord> ContainerReader::next() {
     if (ended_) return std::nullopt;
     uint64_t start = pos_;
@@ -189,45 +295,13 @@ std::optional<ChunkRecord> ContainerReader::next() {
     read(&kind, 1, "chunk record");
     Hasher st;
     st.update({&kind, 1});
-    auto take = [&](uint8_t* dst, size_t n, const char* what) {
-        read(dst, n, what);
-        st.update({dst, n});
-    };
     if (kind == static_cast<uint8_t>(ChunkKind::End)) {
-        uint8_t b4[4];
-        take(b4, 4, "end record");
-        uint32_t n = load_le<uint32_t>(b4);
-        if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
-                                                std::to_string(n_chunks_) + " were read", start);
-        for (uint32_t i = 0; i < n; ++i) {
-            uint8_t e[20];
-            take(e, 20, "chunk index");
-            ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
-            const auto& y = seen_[i];
-            if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
-                x.stored_size != y.stored_size)
-                throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
-        }
-        uint8_t tail[16];
-        take(tail, 16, "end record");
-        uint64_t orig = load_le<uint64_t>(tail);
-        content_hash_ = load_le<uint64_t>(tail + 8);
-        uint64_t expect = st.digest();
-        uint8_t trailer[24];
-        read(trailer, 24, "trailer");
-        if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
-        if (orig != header_.original_size || raw_pos_ != orig)
-            throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
-                                " bytes", start);
-        if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
-            throw DataError("bad trailer", pos_ - 16);
-        uint8_t extra;
-        if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
-        ended_ = true;
+        read_end_record(start, st);
         return std::nullopt;
     }
     if (kind != static_cast<uint8_t>(ChunkKind::Data))
         throw DataError("unknown chunk kind " + std::to_string(kind) + " (written by a newer statezip?)", start);
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
     uint8_t h[21];
     take(h, 21, "chunk header");
     ChunkRecord c;
@@ -244,28 +318,36 @@ std::optional<ChunkRecord> ContainerReader::next() {
     if (c.raw_size == 0 || c.raw_size > kMaxChunkRaw) throw DataError(where + ": bad chunk size", start);
     if (c.raw_offset < sec.offset || c.raw_offset + c.raw_size > sec.offset + sec.size)
         throw DataError(where + ": chunk lies outside its section", start);
-    if (n_stages > kMaxStages) throw DataError(where + ": too many codec stages", start);
-    uint64_t stage_cap = kMaxChunkRaw + (kMaxChunkRaw >> 1) + 8192;
+    if (n_stages == 0 || n_stages > kMaxStages)
+        throw DataError(where + ": " + std::to_string(n_stages) + " codec stages (1 to " + std::to_string(kMaxStages) + " allowed)", start);
     for (uint8_t i = 0; i < n_stages; ++i) {
         uint8_t sh[6];
         take(sh, 6, "codec stage");
         const Codec* codec = find_codec(sh[0]);
         if (!codec) throw DataError(where + ": unknown codec id " + std::to_string(sh[0]) + " (written by a newer statezip?)", start);
         uint32_t in_size = load_le<uint32_t>(sh + 1);
-        if (in_size > stage_cap) throw DataError(where + ": codec stage size too large", start);
+        if (in_size > kMaxStageBytes) throw DataError(where + ": codec stage size too large", start);
         Bytes params(sh[5]);
         take(params.data(), params.size(), "codec parameters");
         c.pipeline.stages.push_back({codec, std::move(params)});
         c.stage_sizes.push_back(in_size);
     }
-    if (n_stages == 0 || c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
-    if (stored > stage_cap) throw DataError(where + ": stored size too large", start);
+    if (c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
+    if (stored > kMaxStageBytes) throw DataError(where + ": stored size too large", start);
+    // Parameters and sizes are checked before anything is allocated or decoded.
+    try {
+        check_chunk_storable(c.pipeline, c.stage_sizes, stored);
+    } catch (const DataError&) {
+        throw;
+    } catch (const Error& e) {
+        throw DataError(where + ": " + e.what(), start);
+    }
     uint8_t hh[16];
     read(hh, 16, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
     st.update({hh, 8});
-    c.payload.resize(stored);
-    take(c.payload.data(), stored, "chunk payload");
+    read_growing(c.payload, stored, "chunk payload");
+    st.update(c.payload);
     if (st.digest() != load_le<uint64_t>(hh + 8)) throw DataError("checksum mismatch in " + where, start);
     seen_.push_back({start, c.section, c.raw_size, stored});
     raw_pos_ += c.raw_size;
@@ -285,6 +367,9 @@ Bytes ContainerReader::decode(const ChunkRecord& c) const {
     if (hash64(raw) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
     return raw;
 }
+
+// The smallest chunk record: kind, 21 fixed bytes, one stage of 6 bytes, two checksums.
+static constexpr uint64_t kMinChunkRecordBytes = 1 + 21 + 6 + 16;
 
 ContainerListing list_container(InputSource& in) {
     ContainerListing L;
@@ -307,26 +392,52 @@ ContainerListing list_container(InputSource& in) {
     if (!std::equal(trailer + 8, trailer + 16, kStzTrailerMagic)) throw DataError("bad trailer (truncated .stz?)", size - 16);
     uint64_t end = load_le<uint64_t>(trailer);
     if (end < hdr.size() || end > size - 16 - 1 - 4 - 24) throw DataError("bad end-record offset", size - 16);
-    Bytes rec(size - 16 - end);
-    in.read_at(end, rec.data(), rec.size());
-    SpanReader r(rec, end);
-    if (r.u8("end record") != 0) throw DataError("end record expected", end);
-    uint32_t n = r.u32("end record");
-    if (uint64_t(n) * 20 + 1 + 4 + 24 != rec.size()) throw DataError("end record size does not match its chunk count", end);
-    for (uint32_t i = 0; i < n; ++i) {
-        ChunkIndexEntry e;
-        e.container_offset = r.u64("index");
-        e.section = r.u32("index");
-        e.raw_size = r.u32("index");
-        e.stored_size = r.u32("index");
-        if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", r.file_offset());
-        L.index.push_back(e);
+    // The end record: kind, chunk count, 20 bytes per chunk, original size, content hash, its
+    // own hash. The count is checked against what the file can hold before anything is
+    // allocated, and the index is read in pieces and validated entry by entry, so a crafted
+    // (e.g. sparse) file costs memory only for entries that are really there and valid.
+    uint8_t head[5];
+    in.read_at(end, head, 5);
+    if (head[0] != 0) throw DataError("end record expected", end);
+    const uint32_t n = load_le<uint32_t>(head + 1);
+    const uint64_t chunk_room = end - hdr.size();
+    if (uint64_t(n) * 20 + 1 + 4 + 24 != size - 16 - end) throw DataError("end record size does not match its chunk count", end);
+    if (n > L.header.original_size || n > chunk_room / kMinChunkRecordBytes)
+        throw DataError("end record lists " + std::to_string(n) + " chunks, more than the file can hold", end + 1);
+    Hasher rec_hash;
+    rec_hash.update({head, 5});
+    uint64_t next_offset = hdr.size(), raw_total = 0;
+    Bytes block;
+    for (uint32_t done = 0; done < n;) {
+        const uint32_t take = std::min<uint32_t>(n - done, 4096);
+        const uint64_t at = end + 5 + uint64_t(done) * 20;
+        block.resize(size_t(take) * 20);
+        in.read_at(at, block.data(), block.size());
+        rec_hash.update(block);
+        for (uint32_t i = 0; i < take; ++i) {
+            const uint8_t* p = block.data() + size_t(i) * 20;
+            ChunkIndexEntry e{load_le<uint64_t>(p), load_le<uint32_t>(p + 8), load_le<uint32_t>(p + 12), load_le<uint32_t>(p + 16)};
+            const uint64_t where = at + uint64_t(i) * 20;
+            if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", where);
+            if (e.raw_size == 0 || e.raw_size > kMaxChunkRaw || e.raw_size > L.header.original_size - raw_total)
+                throw DataError("bad chunk size in chunk index", where);
+            if (e.stored_size > kMaxStageBytes || e.container_offset < next_offset ||
+                e.container_offset > end - kMinChunkRecordBytes - e.stored_size)
+                throw DataError("chunk index entry points outside the chunk area", where);
+            raw_total += e.raw_size;
+            next_offset = e.container_offset + kMinChunkRecordBytes + e.stored_size;
+            L.index.push_back(e);
+        }
+        done += take;
     }
-    uint64_t orig = r.u64("end record");
-    L.content_hash = r.u64("end record");
-    uint64_t h = r.u64("end record");
-    if (h != hash64({rec.data(), rec.size() - 8})) throw DataError("end record checksum mismatch", end);
+    uint8_t tail[24];
+    in.read_at(end + 5 + uint64_t(n) * 20, tail, 24);
+    rec_hash.update({tail, 16});
+    uint64_t orig = load_le<uint64_t>(tail);
+    L.content_hash = load_le<uint64_t>(tail + 8);
+    if (load_le<uint64_t>(tail + 16) != rec_hash.digest()) throw DataError("end record checksum mismatch", end);
     if (orig != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
+    if (raw_total != orig) throw DataError("chunk index does not cover the original size", end);
     return L;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "io.hpp"
+#include "limits.hpp"
 #include "pipeline.hpp"
 #include "section.hpp"
 
@@ -13,9 +14,6 @@ namespace stz {
 inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
 inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
 inline constexpr uint16_t kStzVersion = 1;
-inline constexpr uint32_t kMaxChunkRaw = 64u << 20;     // a reader rejects larger chunks
-inline constexpr uint32_t kMaxHeaderBytes = 64u << 20;
-inline constexpr uint8_t kMaxStages = 8;
 inline constexpr uint16_t kHeaderCompressed = 1;  // header flag: body is u32 size + zstd frame
 
 enum class ChunkKind : uint8_t { End = 0, Data = 1 /* 2 reserved: reference into another file */ };
@@ -28,6 +26,20 @@ struct ContainerHeader {
     std::string note;
     std::vector<Section> sections;
 };
+
+// Bytes of this header's uncompressed body (see limits.hpp), and a check that a reader would
+// accept it (every string short enough, the body within kMaxHeaderBytes); throws stz::Error.
+uint64_t encoded_header_bound(const ContainerHeader& h);
+void check_header_storable(const ContainerHeader& h);
+
+// Throws stz::Error unless a chunk with this pipeline, these stage input sizes and this
+// payload size is one the reader accepts: 1..kMaxStages stages, valid parameters, every
+// size within kMaxStageBytes and within what each codec can produce from its input
+// (Codec::max_encoded_size / max_decoded_size). The writer and the reader both call it.
+void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& stage_sizes, uint64_t payload_size);
+// The size-independent part, for the planner and the CLI to call when a pipeline is parsed:
+// 1..kMaxStages stages, each stage's parameters at most kMaxParamBytes and valid.
+void check_pipeline_storable(const Pipeline& p);
 
 struct ChunkIndexEntry {
     uint64_t container_offset = 0;
@@ -63,6 +75,8 @@ private:
     std::vector<ChunkIndexEntry> index_;
 };
 
+class Hasher;
+
 // Sequential reader: header, then chunks in order, then the end record and trailer.
 class ContainerReader {
 public:
@@ -77,6 +91,11 @@ public:
 
 private:
     void read(uint8_t* dst, size_t n, const char* what);
+    // Appends n bytes to dst, growing it only as the bytes arrive (a size field of a short
+    // stream cannot make it allocate more than the stream holds).
+    void read_growing(Bytes& dst, size_t n, const char* what);
+    void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
+    void read_end_record(uint64_t start, Hasher& st);
     InputStream& in_;
     uint64_t pos_ = 0;
     ContainerHeader header_;

@@ -9,6 +9,7 @@ namespace stzfuzz {
 void parse(const uint8_t* data, size_t size);
 // The container reader and decoder, from a stream and from a seekable source.
 void container(const uint8_t* data, size_t size);
-// Every codec's decoder on arbitrary payloads; and every pipeline's round trip on the data.
+// Every codec's decoder on arbitrary parameters and payloads; every registered sample
+// spec's decoder on arbitrary payloads and its round trip on the data.
 void codecs(const uint8_t* data, size_t size);
 }  // namespace stzfuzz

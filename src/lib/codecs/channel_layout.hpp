@@ -4,6 +4,7 @@
 // and where that previous record is (row-major: one row up; transposed: the one before).
 #pragma once
 #include "../codec.hpp"
+#include "../limits.hpp"
 
 namespace stz {
 
@@ -45,25 +46,31 @@ inline Bytes byte_classes_for(const DataShape& s) {
 inline Bytes channel_layout_params(const DataShape& shape, bool match) {
     Bytes cls = byte_classes_for(shape);
     uint64_t rec = cls.size();
-    uint64_t rows = shape.row_bytes && shape.row_bytes % rec == 0 ? shape.row_bytes / rec : 1;
+    // Rows larger than a chunk (never cut by the engine) carry no channel structure.
+    uint64_t rows = shape.row_bytes && shape.row_bytes <= kMaxChunkRaw && shape.row_bytes % rec == 0 ? shape.row_bytes / rec : 1;
     Bytes p{static_cast<uint8_t>(rec), static_cast<uint8_t>((shape.transposed ? 1 : 0) | (match ? 2 : 0))};
     append_le<uint64_t>(p, rows);
     append_bytes(p, cls);
     return p;
 }
 
+// Parses and validates the parameters: a record of 1..64 bytes, known flags, a row of at
+// most one chunk (so row_records x record and kHistory x row_records cannot overflow, and a
+// previous record is never further back than the chunk), classes 0..7.
 inline ChannelLayout read_channel_layout(ByteSpan p) {
-    if (p.size() < 11) throw Error("channel layout: bad parameters");
+    auto bad = [](const char* why) { return Error(std::string("channel layout: bad parameters (") + why + ")"); };
+    if (p.size() < 11) throw bad("truncated");
     ChannelLayout f;
     f.record = p[0];
+    if (p[1] & ~3u) throw bad("unknown flags");
     f.transposed = p[1] & 1;
     f.match = p[1] & 2;
     f.row_records = load_le<uint64_t>(p.data() + 2);
-    if (f.record == 0 || f.record > kMaxRecordBytes || p.size() != 10 + f.record || f.row_records == 0)
-        throw Error("channel layout: bad parameters");
+    if (f.record == 0 || f.record > kMaxRecordBytes || p.size() != 10 + f.record) throw bad("record size");
+    if (f.row_records == 0 || f.row_records > kMaxChunkRaw / f.record) throw bad("row larger than a chunk");
     for (unsigned b = 0; b < f.record; ++b) {
         f.cls[b] = p[10 + b];
-        if (f.cls[b] > kMaxByteClasses) throw Error("channel layout: bad byte class");
+        if (f.cls[b] > kMaxByteClasses) throw bad("byte class");
     }
     return f;
 }

@@ -1,19 +1,9 @@
-// Factories of the built-in codecs; codec_registry.cpp lists them.
+// Factories of the built-in codecs, declared from the one list in codecs.def.
 #pragma once
 #include "../codec.hpp"
 
 namespace stz {
-std::unique_ptr<Codec> make_store_codec();
-std::unique_ptr<Codec> make_rle_codec();
-std::unique_ptr<Codec> make_lz4_codec();
-std::unique_ptr<Codec> make_lz4hc_codec();
-std::unique_ptr<Codec> make_zstd_codec();
-std::unique_ptr<Codec> make_lzma_codec();
-std::unique_ptr<Codec> make_trim_codec();
-std::unique_ptr<Codec> make_shuffle_codec();
-std::unique_ptr<Codec> make_transpose_codec();
-std::unique_ptr<Codec> make_fields_codec();
-std::unique_ptr<Codec> make_channel_context_codec();
-std::unique_ptr<Codec> make_row_dedup_codec();
-
+#define STZ_CODEC(id, name, factory) std::unique_ptr<Codec> make_##factory##_codec();
+#include "codecs.def"
+#undef STZ_CODEC
 }  // namespace stz

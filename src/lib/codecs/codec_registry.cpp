@@ -1,47 +1,58 @@
-// The one place that lists the codecs. Adding a codec: one file + one line here.
-// Ids are part of the container format (docs/FORMAT.md): never reuse or renumber them.
-#include <mutex>
+// The registry: the id-indexed table expanded from codecs.def, the only list of codecs.
+#include <array>
 
 #include "codec_impls.hpp"
 
 namespace stz {
 
-static const std::vector<std::unique_ptr<Codec>>& registry() {
-    static const std::vector<std::unique_ptr<Codec>> codecs = [] {
-        std::vector<std::unique_ptr<Codec>> v;
-        v.push_back(make_store_codec());      // id 0
-        v.push_back(make_rle_codec());        // id 1
-        v.push_back(make_lz4_codec());        // id 2
-        v.push_back(make_lz4hc_codec());      // id 3
-        v.push_back(make_zstd_codec());       // id 4
-        v.push_back(make_lzma_codec());       // id 5
-        v.push_back(make_trim_codec());       // id 6
-        v.push_back(make_shuffle_codec());    // id 7
-        v.push_back(make_transpose_codec());  // id 8
-        v.push_back(make_fields_codec());     // id 9
-        v.push_back(make_channel_context_codec());  // id 10
-        v.push_back(make_row_dedup_codec());  // id 11
-        return v;
-    }();
-    return codecs;
+namespace {
+
+struct Registry {
+    std::vector<std::unique_ptr<Codec>> owned;  // in codecs.def order
+    std::array<const Codec*, 256> by_id{};
+    Registry() {
+        auto add = [&](unsigned id, std::string_view name, std::unique_ptr<Codec> c) {
+            // A line whose id or name disagrees with its codec would make files unreadable:
+            // refuse to start rather than write them.
+            if (!c || c->id() != id || c->name() != name || by_id[id])
+                throw Error("codec registry: codecs.def line for '" + std::string(name) + "' (id " + std::to_string(id) +
+                            ") does not match its codec or repeats an id");
+            by_id[id] = c.get();
+            owned.push_back(std::move(c));
+        };
+#define STZ_CODEC(id, name, factory) add(id, #name, make_##factory##_codec());
+#include "codecs.def"
+#undef STZ_CODEC
+    }
+};
+
+const Registry& registry() {
+    static const Registry r;
+    return r;
 }
 
-const Codec* find_codec(uint8_t id) {
-    for (const auto& c : registry())
-        if (c->id() == id) return c.get();
-    return nullptr;
-}
+}  // namespace
+
+const Codec* find_codec(uint8_t id) { return registry().by_id[id]; }
 
 const Codec* find_codec(std::string_view name) {
-    for (const auto& c : registry())
+    for (const auto& c : registry().owned)
         if (c->name() == name) return c.get();
     return nullptr;
 }
 
 std::vector<const Codec*> all_codecs() {
     std::vector<const Codec*> v;
-    for (const auto& c : registry()) v.push_back(c.get());
+    for (const auto& c : registry().owned) v.push_back(c.get());
     return v;
+}
+
+void Codec::check_params(ByteSpan params) const {
+    if (!params.empty()) throw Error(std::string(name()) + ": takes no parameters, found " + std::to_string(params.size()) + " bytes");
+}
+
+void require_params(bool ok, std::string_view codec, const char* why) {
+    if (!ok) throw Error(std::string(codec) + ": bad parameters (" + why + ")");
 }
 
 int parse_int_arg(const std::string& s, int lo, int hi, std::string_view codec) {

@@ -1,5 +1,6 @@
 // Transforms that change the layout of the bytes without compressing them: they make the
 // data easier for an entropy stage. Each is an exact permutation (trim: exact on zeros).
+#include "../limits.hpp"
 #include "codec_impls.hpp"
 
 namespace stz {
@@ -10,6 +11,10 @@ uint64_t param_u64(ByteSpan p, size_t i) {
     if (p.size() < (i + 1) * 8) throw Error("transform parameters truncated");
     return load_le<uint64_t>(p.data() + i * 8);
 }
+
+// Row geometry larger than a chunk means "no rows" (the engine never cuts a chunk inside a
+// row), and keeps every product of layout parameters far from overflow.
+uint64_t row_or_zero(uint64_t row) { return row <= kMaxChunkRaw ? row : 0; }
 
 // trim: drops bytes that are zero. Row mode (rows of `row_bytes`, of which only the first
 // `keep_bytes` may be non-zero, e.g. the filled positions of a transposed KV row): every
@@ -22,7 +27,7 @@ public:
     Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
         if (!args.empty()) throw Error("trim takes no arguments (its geometry comes from the section)");
         Bytes p;
-        bool rows = shape.row_bytes > 0 && shape.keep_bytes > 0 && shape.keep_bytes < shape.row_bytes;
+        bool rows = row_or_zero(shape.row_bytes) > 0 && shape.keep_bytes > 0 && shape.keep_bytes < shape.row_bytes;
         append_le<uint64_t>(p, rows ? shape.row_bytes : 0);
         append_le<uint64_t>(p, rows ? shape.keep_bytes : 0);
         return p;
@@ -33,7 +38,14 @@ public:
                 if (in[i]) return false;
         return true;
     }
+    // Either no rows (0, 0) or rows of at most one chunk with 0 < keep < row.
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 16, "trim", "expected 16 bytes");
+        uint64_t row = param_u64(p, 0), keep = param_u64(p, 1);
+        require_params((row == 0 && keep == 0) || (row <= kMaxChunkRaw && keep > 0 && keep < row), "trim", "bad row geometry");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         uint64_t row = param_u64(params, 0), keep = param_u64(params, 1);
         // The mode byte goes last so that a following byte-plane stage stays element-aligned.
         if (row && in.size() % row == 0 && tails_zero(in, row, keep)) {
@@ -47,6 +59,7 @@ public:
         out.push_back(0);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         if (in.empty()) throw Error("trim: empty block");
         uint64_t row = param_u64(params, 0), keep = param_u64(params, 1);
         ByteSpan body = in.first(in.size() - 1);
@@ -76,6 +89,7 @@ public:
         return s;
     }
     size_t max_encoded_size(size_t n) const override { return n + 1; }
+    // No bound per input byte (an all-zero chunk trims to one byte); zeros cost a memset.
 };
 
 // shuffle: byte-plane split. Element i's byte b goes to plane b; a tail shorter than one
@@ -91,9 +105,10 @@ public:
         return Bytes{static_cast<uint8_t>(std::max(1, std::min(w, 16)))};
     }
     static size_t width(ByteSpan p) {
-        if (p.size() != 1 || p[0] == 0 || p[0] > 16) throw Error("shuffle: bad width");
+        if (p.size() != 1 || p[0] == 0 || p[0] > 16) throw Error("shuffle: bad parameters (width must be 1 to 16)");
         return p[0];
     }
+    void check_params(ByteSpan p) const override { (void)width(p); }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         size_t w = width(params), n = in.size() / w, base = out.size();
         out.resize(base + in.size());
@@ -127,6 +142,8 @@ public:
     }
     std::string describe(ByteSpan p) const override { return "shuffle:" + std::to_string(p.empty() ? 1 : p[0]); }
     size_t max_encoded_size(size_t n) const override { return n; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return encoded; }
+    std::vector<std::string> sample_specs() const override { return {"shuffle", "shuffle:2", "shuffle:4"}; }
 };
 
 // transpose: the input is rows of `cols` elements of `w` bytes; the output lists column 0
@@ -139,13 +156,21 @@ public:
     Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
         if (!args.empty()) throw Error("transpose takes no arguments (its geometry comes from the section)");
         Bytes p;
-        uint64_t w = shape.elem_bytes ? shape.elem_bytes : 1;
-        uint64_t cols = shape.row_bytes && shape.row_bytes % w == 0 ? shape.row_bytes / w : 0;
+        uint64_t w = shape.elem_bytes && shape.elem_bytes <= kMaxChunkRaw ? shape.elem_bytes : 1;
+        uint64_t row = row_or_zero(shape.row_bytes);
+        uint64_t cols = row && row % w == 0 ? row / w : 0;
         append_le<uint64_t>(p, w);
         append_le<uint64_t>(p, cols);
         return p;
     }
+    // 1 <= w and w x cols at most one chunk (cols 0: not row-structured, copied unchanged).
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 16, "transpose", "expected 16 bytes");
+        uint64_t w = param_u64(p, 0), cols = param_u64(p, 1);
+        require_params(w >= 1 && w <= kMaxChunkRaw && cols <= kMaxChunkRaw / w, "transpose", "bad geometry");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         uint64_t w = param_u64(params, 0), cols = param_u64(params, 1);
         if (w == 0 || cols == 0 || in.empty() || in.size() % (w * cols)) {
             append_bytes(out, in);
@@ -160,6 +185,7 @@ public:
         out.push_back(1);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         if (in.empty() || in.size() != out_size + 1) throw Error("transpose: size mismatch");
         uint64_t w = param_u64(params, 0), cols = param_u64(params, 1);
         ByteSpan body = in.first(out_size);
@@ -167,7 +193,7 @@ public:
             append_bytes(out, body);
             return;
         }
-        if (in.back() != 1 || w == 0 || cols == 0 || w > (1u << 20) || cols > out_size || out_size % (w * cols))
+        if (in.back() != 1 || cols == 0 || out_size % (w * cols))
             throw Error("transpose: bad geometry");
         size_t rows = out_size / (w * cols), base = out.size();
         out.resize(base + out_size);
@@ -176,6 +202,7 @@ public:
             for (size_t c = 0; c < cols; ++c) std::memcpy(o + (r * cols + c) * w, body.data() + (c * rows + r) * w, w);
     }
     size_t max_encoded_size(size_t n) const override { return n + 1; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return encoded; }
 };
 
 // fields: splits fixed-size blocks into their header (e.g. the f16 scale of a q8_0 block)
@@ -196,6 +223,11 @@ public:
         append_le<uint64_t>(p, block);
         append_le<uint64_t>(p, head);
         return p;
+    }
+    // Block and header sizes of at most one chunk; a header >= its block means "copy".
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 16, "fields", "expected 16 bytes");
+        require_params(param_u64(p, 0) <= kMaxChunkRaw && param_u64(p, 1) <= kMaxChunkRaw, "fields", "bad block geometry");
     }
     static void permute(ByteSpan in, ByteSpan params, uint8_t* o, bool forward) {
         uint64_t block = param_u64(params, 0), head = param_u64(params, 1);
@@ -221,11 +253,13 @@ public:
         std::memcpy(o + n * block, in.data() + n * block, in.size() - n * block);
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         size_t base = out.size();
         out.resize(base + in.size());
         permute(in, params, out.data() + base, true);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         if (in.size() != out_size) throw Error("fields: size mismatch");
         size_t base = out.size();
         out.resize(base + in.size());
@@ -235,6 +269,8 @@ public:
         return p.size() == 16 ? "fields:" + std::to_string(param_u64(p, 0)) + ":" + std::to_string(param_u64(p, 1)) : "fields";
     }
     size_t max_encoded_size(size_t n) const override { return n; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return encoded; }
+    std::vector<std::string> sample_specs() const override { return {"fields", "fields:34:2"}; }
 };
 
 }  // namespace

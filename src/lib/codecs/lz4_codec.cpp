@@ -23,6 +23,10 @@ void lz4_decode(ByteSpan in, size_t out_size, Bytes& out, const char* name) {
     if (r < 0 || static_cast<size_t>(r) != out_size) throw Error(std::string(name) + ": corrupt block");
 }
 
+// An lz4 block yields at most 255 bytes per input byte (a match length grows by 255 per
+// extension byte) plus one sequence's worth.
+uint64_t lz4_max_decoded(uint64_t encoded) { return saturating_mul_add(encoded, 255, 64); }
+
 class Lz4Codec final : public Codec {
 public:
     uint8_t id() const override { return 2; }
@@ -35,10 +39,16 @@ public:
         append_le<uint32_t>(p, static_cast<uint32_t>(accel));
         return p;
     }
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 4, "lz4", "expected 4 bytes");
+        uint32_t accel = load_le<uint32_t>(p.data());
+        require_params(accel >= 1 && accel <= 65537, "lz4", "acceleration out of range");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw Error("lz4: input too large");
         if (in.empty()) return;
-        int accel = params.size() == 4 ? static_cast<int>(load_le<uint32_t>(params.data())) : 1;
+        int accel = static_cast<int>(load_le<uint32_t>(params.data()));
         size_t base = out.size();
         out.resize(base + LZ4_compressBound(static_cast<int>(in.size())));
         int n = LZ4_compress_fast(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data() + base),
@@ -46,11 +56,16 @@ public:
         if (n <= 0 && !in.empty()) throw Error("lz4: compression failed");
         out.resize(base + n);
     }
-    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override { lz4_decode(in, out_size, out, "lz4"); }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
+        lz4_decode(in, out_size, out, "lz4");
+    }
     std::string describe(ByteSpan params) const override {
         return params.size() == 4 ? "lz4:" + std::to_string(load_le<uint32_t>(params.data())) : "lz4";
     }
     size_t max_encoded_size(size_t n) const override { return n + n / 255 + 64; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return lz4_max_decoded(encoded); }
+    std::vector<std::string> sample_specs() const override { return {"lz4", "lz4:8"}; }
 };
 
 class Lz4HcCodec final : public Codec {
@@ -62,10 +77,15 @@ public:
         int level = args.empty() ? 9 : parse_int_arg(args[0], 1, LZ4HC_CLEVEL_MAX, "lz4hc");
         return Bytes{static_cast<uint8_t>(level)};
     }
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 1, "lz4hc", "expected 1 byte");
+        require_params(p[0] >= 1 && p[0] <= LZ4HC_CLEVEL_MAX, "lz4hc", "level out of range");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw Error("lz4hc: input too large");
         if (in.empty()) return;
-        int level = params.size() == 1 ? params[0] : 9;
+        int level = params[0];
         int bound = LZ4_compressBound(static_cast<int>(in.size()));
         size_t base = out.size();
         out.resize(base + bound);
@@ -74,11 +94,16 @@ public:
         if (n <= 0 && !in.empty()) throw Error("lz4hc: compression failed");
         out.resize(base + n);
     }
-    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override { lz4_decode(in, out_size, out, "lz4hc"); }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
+        lz4_decode(in, out_size, out, "lz4hc");
+    }
     std::string describe(ByteSpan params) const override {
         return params.size() == 1 ? "lz4hc:" + std::to_string(params[0]) : "lz4hc";
     }
     size_t max_encoded_size(size_t n) const override { return n + n / 255 + 64; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return lz4_max_decoded(encoded); }
+    std::vector<std::string> sample_specs() const override { return {"lz4hc", "lz4hc:12"}; }
 };
 
 }  // namespace

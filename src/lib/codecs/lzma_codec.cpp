@@ -11,6 +11,14 @@ namespace {
 
 constexpr uint32_t kMaxDict = 64u << 20;
 
+// The dictionary the encoder picks for n bytes: the smallest power of two >= n, within
+// [LZMA_DICT_SIZE_MIN, kMaxDict]. A decoder allocates it, so a block may not ask for more.
+uint32_t dict_for(size_t n) {
+    uint32_t dict = LZMA_DICT_SIZE_MIN;
+    while (dict < n && dict < kMaxDict) dict <<= 1;
+    return dict;
+}
+
 class LzmaCodec final : public Codec {
 public:
     uint8_t id() const override { return 5; }
@@ -24,19 +32,23 @@ public:
         int preset = parse_int_arg(a, 0, 9, "lzma");
         return Bytes{static_cast<uint8_t>(preset), static_cast<uint8_t>(extreme)};
     }
-    static lzma_options_lzma options(ByteSpan params, uint32_t dict) {
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 2, "lzma", "expected 2 bytes");
+        require_params(p[0] <= 9, "lzma", "preset out of range");
+        require_params(p[1] <= 1, "lzma", "unknown flags");
+    }
+    lzma_options_lzma options(ByteSpan params, uint32_t dict) const {
+        check_params(params);
         lzma_options_lzma opt;
-        uint32_t preset = params.size() >= 1 ? params[0] : 6;
-        if (preset > 9) throw Error("lzma: bad preset");
-        if (params.size() >= 2 && params[1]) preset |= LZMA_PRESET_EXTREME;
+        uint32_t preset = params[0];
+        if (params[1]) preset |= LZMA_PRESET_EXTREME;
         if (lzma_lzma_preset(&opt, preset)) throw Error("lzma: bad preset");
         opt.dict_size = dict;
         return opt;
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         if (in.empty()) return;  // an empty block is empty
-        uint32_t dict = LZMA_DICT_SIZE_MIN;
-        while (dict < in.size() && dict < kMaxDict) dict <<= 1;
+        uint32_t dict = dict_for(in.size());
         lzma_options_lzma opt = options(params, dict);
         lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
         append_le<uint32_t>(out, dict);
@@ -48,13 +60,14 @@ public:
         out.resize(base + pos);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         if (out_size == 0) {
             if (!in.empty()) throw Error("lzma: data for an empty block");
             return;
         }
         if (in.size() < 4) throw Error("lzma: truncated block");
         uint32_t dict = load_le<uint32_t>(in.data());
-        if (dict < LZMA_DICT_SIZE_MIN || dict > kMaxDict) throw Error("lzma: bad dictionary size");
+        if (dict < LZMA_DICT_SIZE_MIN || dict > dict_for(out_size)) throw Error("lzma: bad dictionary size");
         lzma_options_lzma opt = options(params, dict);
         lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
         size_t base = out.size();
@@ -70,6 +83,9 @@ public:
         return s;
     }
     size_t max_encoded_size(size_t n) const override { return n + n / 2 + 4096 + 4; }
+    // No useful proven bound per input byte (an LZMA2 chunk of a few bytes may hold 2 MiB);
+    // decoding long matches runs near memcpy speed.
+    std::vector<std::string> sample_specs() const override { return {"lzma:0", "lzma:6", "lzma:9e"}; }
 };
 
 }  // namespace

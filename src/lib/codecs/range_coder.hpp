@@ -60,10 +60,12 @@ private:
     uint64_t cache_size_ = 1;
 };
 
-// Reads past the end of its input as zeros: a corrupt stream decodes to wrong bytes,
-// which the chunk checksum then rejects; it can never read out of bounds.
+// Reads up to kFlushBytes past the end of its input as zeros (the encoder leaves its last
+// bytes implicit); reading further means the stream is corrupt: it throws at once, so a
+// few bytes cannot make a decoder run on through a whole declared output.
 class RangeDecoder {
 public:
+    static constexpr size_t kFlushBytes = 4;
     explicit RangeDecoder(ByteSpan in) : in_(in) {
         for (int i = 0; i < 5; ++i) code_ = (code_ << 8) | next();
     }
@@ -91,10 +93,14 @@ public:
         for (int i = 0; i < 8; ++i) node = (node << 1) | bit(tree[node], rate);
         return node & 0xFF;
     }
-    bool overran() const { return pos_ > in_.size() + 4; }
+    bool overran() const { return pos_ > in_.size() + kFlushBytes; }
 
 private:
-    uint8_t next() { return pos_ < in_.size() ? in_[pos_++] : (++pos_, 0); }
+    uint8_t next() {
+        if (pos_ < in_.size()) return in_[pos_++];
+        if (++pos_ > in_.size() + kFlushBytes) throw Error("range coder: read past the end of its input (corrupt stream)");
+        return 0;
+    }
     ByteSpan in_;
     size_t pos_ = 0;
     uint32_t code_ = 0;

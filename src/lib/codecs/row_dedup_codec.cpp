@@ -7,6 +7,7 @@
 
 #include <unordered_map>
 
+#include "../limits.hpp"
 #include "codec_impls.hpp"
 #include "varint.hpp"
 
@@ -22,11 +23,16 @@ public:
     Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
         if (!args.empty()) throw Error("dedup takes no arguments (rows come from the section)");
         Bytes p;
-        append_le<uint64_t>(p, shape.transposed ? 0 : shape.row_bytes);
+        // Rows larger than a chunk never repeat within one: no rows.
+        append_le<uint64_t>(p, shape.transposed || shape.row_bytes > kMaxChunkRaw ? 0 : shape.row_bytes);
         return p;
     }
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 8, "dedup", "expected 8 bytes");
+        require_params(load_le<uint64_t>(p.data()) <= kMaxChunkRaw, "dedup", "row larger than a chunk");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
-        if (params.size() != 8) throw Error("dedup: bad parameters");
+        check_params(params);
         const uint64_t row = load_le<uint64_t>(params.data());
         if (row == 0 || in.empty() || in.size() % row) {
             append_bytes(out, in);
@@ -62,7 +68,8 @@ public:
         out.push_back(1);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
-        if (params.size() != 8 || in.empty()) throw Error("dedup: bad block");
+        check_params(params);
+        if (in.empty()) throw Error("dedup: bad block");
         const uint64_t row = load_le<uint64_t>(params.data());
         if (in.back() == 0) {
             if (in.size() - 1 != out_size) throw Error("dedup: size mismatch");
@@ -102,6 +109,10 @@ public:
         if (u != n_unique || next_dup != SIZE_MAX) throw Error("dedup: row counts do not match");
     }
     size_t max_encoded_size(size_t n) const override { return n + 16; }
+    // Unique rows come verbatim; each reference (two varints, >= 2 bytes) repeats one row.
+    uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const override {
+        return saturating_mul_add(encoded / 2, load_le<uint64_t>(params.data()), encoded);
+    }
 };
 
 }  // namespace

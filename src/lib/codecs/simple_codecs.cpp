@@ -14,11 +14,17 @@ public:
         if (!args.empty()) throw Error("store takes no arguments");
         return {};
     }
-    void encode(ByteSpan in, ByteSpan, Bytes& out) const override { append_bytes(out, in); }
-    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override {
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
+        append_bytes(out, in);
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         if (in.size() != out_size) throw Error("store: stored size does not match");
         append_bytes(out, in);
     }
+    size_t max_encoded_size(size_t n) const override { return n; }
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override { return encoded; }
 };
 
 
@@ -35,7 +41,8 @@ public:
         if (!args.empty()) throw Error("rle takes no arguments");
         return {};
     }
-    void encode(ByteSpan in, ByteSpan, Bytes& out) const override {
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         size_t i = 0, lit_start = 0;
         const size_t n = in.size();
         auto flush_literals = [&](size_t end) {
@@ -57,7 +64,8 @@ public:
         }
         flush_literals(n);
     }
-    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override {
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
         size_t pos = 0, produced = 0;
         out.reserve(out.size() + out_size);
         while (pos < in.size()) {
@@ -76,7 +84,9 @@ public:
         }
         if (produced != out_size) throw Error("rle: decoded size does not match");
     }
+    // Literal runs cost a varint each, and one is cut only by a run that saves more.
     size_t max_encoded_size(size_t n) const override { return n + n / 64 + 16; }
+    // No bound per input byte (3 bytes make a 64 MiB run), but decoding runs at memset speed.
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
 // zstd, levels 1-22 (and negative fast levels), optional long-distance matching.
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 #include "codec_impls.hpp"
@@ -17,6 +18,8 @@ struct DCtxHolder {
 };
 
 class ZstdCodec final : public Codec {
+    static constexpr int kMinLevel = -7;
+
 public:
     uint8_t id() const override { return 4; }
     std::string_view name() const override { return "zstd"; }
@@ -26,15 +29,22 @@ public:
         bool lng = false;
         for (size_t i = 0; i < args.size(); ++i) {
             if (args[i] == "long") lng = true;
-            else if (i == 0) level = parse_int_arg(args[i], -7, ZSTD_maxCLevel(), "zstd");
+            else if (i == 0) level = parse_int_arg(args[i], kMinLevel, ZSTD_maxCLevel(), "zstd");
             else throw Error("zstd: unknown argument '" + args[i] + "'");
         }
         return Bytes{static_cast<uint8_t>(static_cast<int8_t>(level)), static_cast<uint8_t>(lng ? 1 : 0)};
     }
+    void check_params(ByteSpan p) const override {
+        require_params(p.size() == 2, "zstd", "expected 2 bytes");
+        int level = static_cast<int8_t>(p[0]);
+        require_params(level >= kMinLevel && level <= ZSTD_maxCLevel(), "zstd", "level out of range");
+        require_params(p[1] <= 1, "zstd", "unknown flags");
+    }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        check_params(params);
         thread_local CCtxHolder ctx;
-        int level = params.size() >= 1 ? static_cast<int8_t>(params[0]) : 3;
-        bool lng = params.size() >= 2 && params[1];
+        int level = static_cast<int8_t>(params[0]);
+        bool lng = params[1];
         ZSTD_CCtx_reset(ctx.c, ZSTD_reset_session_and_parameters);
         ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_compressionLevel, level);
         ZSTD_CCtx_setParameter(ctx.c, ZSTD_c_checksumFlag, 0);
@@ -46,7 +56,12 @@ public:
         if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
         out.resize(base + n);
     }
-    void decode(ByteSpan in, ByteSpan, size_t out_size, Bytes& out) const override {
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
+        // The block headers bound what the frames can produce: check before allocating.
+        unsigned long long bound = ZSTD_decompressBound(in.data(), in.size());
+        if (bound == ZSTD_CONTENTSIZE_ERROR) throw Error("zstd: corrupt frame");
+        if (bound < out_size) throw Error("zstd: the frame cannot hold the declared size");
         thread_local DCtxHolder ctx;
         size_t base = out.size();
         out.resize(base + out_size);
@@ -61,6 +76,11 @@ public:
         return s;
     }
     size_t max_encoded_size(size_t n) const override { return ZSTD_compressBound(n); }
+    // A block yields at most 128 KiB and takes at least 4 bytes (an RLE block).
+    uint64_t max_decoded_size(ByteSpan, uint64_t encoded) const override {
+        return saturating_mul_add(encoded / 4 + 1, ZSTD_BLOCKSIZE_MAX, 0);
+    }
+    std::vector<std::string> sample_specs() const override { return {"zstd:1", "zstd:3", "zstd:19", "zstd:3:long", "zstd:-3"}; }
 };
 
 }  // namespace
