@@ -54,6 +54,18 @@ public:
     uint64_t cursor() const { return cursor_; }
     std::vector<Section>& sections() { return list_; }
 
+    // Trial parsing: remember where the list ends, and drop what a failed trial added.
+    // (Copying the list per trial made parsing quadratic in the number of records.)
+    struct Mark {
+        size_t count;
+        uint64_t cursor;
+    };
+    Mark mark() const { return {list_.size(), cursor_}; }
+    void truncate(Mark m) {
+        list_.resize(m.count);
+        cursor_ = m.cursor;
+    }
+
 private:
     uint64_t cursor_;
     std::vector<Section> list_;

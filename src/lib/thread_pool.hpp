@@ -8,37 +8,40 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "bytes.hpp"
 
 namespace stz {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(unsigned n) {
-        for (unsigned i = 0; i < n; ++i)
-            workers_.emplace_back([this] {
-                for (;;) {
-                    std::function<void()> job;
-                    {
-                        std::unique_lock<std::mutex> lk(m_);
-                        cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
-                        if (stop_ && jobs_.empty()) return;
-                        job = std::move(jobs_.front());
-                        jobs_.pop_front();
-                    }
-                    job();
-                }
-            });
-    }
-    ~ThreadPool() {
-        {
-            std::lock_guard<std::mutex> lk(m_);
-            stop_ = true;
+    // Starts a thread; replaceable so that tests can make the k-th start fail as the system would.
+    using Spawn = std::function<std::thread(std::function<void()>)>;
+
+    // Throws Error when a thread cannot be started (process limit, -T 100000): the workers
+    // already started are stopped and joined first, so nothing hangs or aborts.
+    explicit ThreadPool(unsigned n, const Spawn& spawn = {}) {
+        try {
+            for (unsigned i = 0; i < n; ++i) {
+                auto loop = [this] { work(); };
+                workers_.push_back(spawn ? spawn(loop) : std::thread(loop));
+            }
+        } catch (const std::system_error& e) {
+            stop_and_join();
+            throw Error("cannot start " + std::to_string(n) + " threads (started " + std::to_string(workers_.size()) +
+                        "): " + e.what());
+        } catch (...) {
+            stop_and_join();
+            throw;
         }
-        cv_.notify_all();
-        for (auto& w : workers_) w.join();
     }
+    ~ThreadPool() { stop_and_join(); }
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
     template <class F> auto submit(F f) -> std::future<decltype(f())> {
         auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
         auto fut = task->get_future();
@@ -51,11 +54,79 @@ public:
     }
 
 private:
+    void work() {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock<std::mutex> lk(m_);
+                cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
+                if (stop_ && jobs_.empty()) return;
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+            }
+            job();
+        }
+    }
+    void stop_and_join() {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        for (auto& w : workers_)
+            if (w.joinable()) w.join();
+    }
+
     std::vector<std::thread> workers_;
     std::deque<std::function<void()>> jobs_;
     std::mutex m_;
     std::condition_variable cv_;
     bool stop_ = false;
+};
+
+// Jobs run on the pool, results are retired in submission order. At most `max_jobs` jobs
+// are in flight and at most `max_cost` of their declared costs (bytes of memory they may
+// hold); a job costing more than `max_cost` on its own runs alone. Retiring happens on the
+// caller's thread (it writes the output), so the output is the same for every thread count.
+template <class Result, class Tag> class OrderedQueue {
+public:
+    using Retire = std::function<void(const Tag&, Result&&)>;
+    OrderedQueue(ThreadPool& pool, size_t max_jobs, uint64_t max_cost, Retire retire)
+        : pool_(pool), max_jobs_(std::max<size_t>(1, max_jobs)), max_cost_(max_cost), retire_(std::move(retire)) {}
+
+    // Retires results until a job of `cost` may start (call before allocating its input).
+    void make_room(uint64_t cost) {
+        while (!q_.empty() && (q_.size() >= max_jobs_ || cost > max_cost_ - std::min(max_cost_, cost_))) retire_one();
+    }
+    template <class F> void submit(Tag tag, uint64_t cost, F job) {
+        make_room(cost);
+        cost_ += cost;
+        peak_cost_ = std::max(peak_cost_, cost_);
+        q_.push_back({std::move(tag), cost, pool_.submit(std::move(job))});
+    }
+    void drain() {
+        while (!q_.empty()) retire_one();
+    }
+    uint64_t peak_cost() const { return peak_cost_; }  // the most ever in flight (tests)
+
+private:
+    struct Entry {
+        Tag tag;
+        uint64_t cost;
+        std::future<Result> result;
+    };
+    void retire_one() {
+        Entry e = std::move(q_.front());
+        q_.pop_front();
+        cost_ -= e.cost;
+        retire_(e.tag, e.result.get());
+    }
+    ThreadPool& pool_;
+    size_t max_jobs_;
+    uint64_t max_cost_;
+    Retire retire_;
+    std::deque<Entry> q_;
+    uint64_t cost_ = 0, peak_cost_ = 0;
 };
 
 }  // namespace stz
