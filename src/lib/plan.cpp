@@ -16,7 +16,6 @@ constexpr uint64_t kChunkRecordBytes = 1 + 4 + 8 + 4 + 4 + 1 + 8 + 8 /* record *
 constexpr uint64_t kStageBytes = 1 + 4 + 1;  // + parameters
 constexpr uint64_t kExpansionConstant = 1024;
 constexpr uint64_t kExpansionDivisor = 1024;  // 0.1 %
-constexpr uint64_t kStructureDivisor = 32;    // 3.1 %
 
 uint64_t entry_bytes(const Section& s) { return 2 + s.name.size() + 3 + 5 * 8; }
 
@@ -153,7 +152,9 @@ const char* plan_layout_name(PlanLayout l) {
 }
 
 uint64_t expansion_allowance(uint64_t input_bytes) { return kExpansionConstant + input_bytes / kExpansionDivisor; }
-uint64_t structure_allowance(uint64_t input_bytes) { return kExpansionConstant + input_bytes / kStructureDivisor; }
+uint64_t structure_allowance(uint64_t input_bytes) {
+    return 4 * kExpansionConstant + std::min(input_bytes / 8, (64u << 10) + input_bytes / 256);
+}
 
 Plan make_plan(const ParsedFile& parsed, const CodecChoice& codec, uint32_t chunk_bytes, PlanLimit limit) {
     uint64_t total = 0;

@@ -49,9 +49,11 @@ struct Plan {
 // Container bytes a file of `input_bytes` may add at most when its data does not compress:
 // a constant for the fixed parts plus 0.1 %. The engine guarantees it (see compress_parsed).
 uint64_t expansion_allowance(uint64_t input_bytes);
-// Container bytes a parsed structure may cost before the plan gives it up without trying
-// (about 3 %): real small files cost 1-3 % in section tables and chunk records, and earn it
-// back many times where their data compresses; hostile ones cost many times their size.
+// Container bytes a parsed structure may cost before the plan gives it up without trying it:
+// 4 KiB + 12.5 % for small files, 4 KiB + 64 KiB + 0.4 % for large ones. Real small files
+// spend 1-8 % on section tables and chunk records and earn it back where their data
+// compresses (the engine checks that, see compress_parsed); hostile ones cost many times
+// their size and are cut down here without being tried.
 uint64_t structure_allowance(uint64_t input_bytes);
 inline constexpr uint64_t kTinySectionBytes = 4096;  // runs of smaller sections are merged in a fallback
 

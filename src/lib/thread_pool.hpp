@@ -21,45 +21,55 @@ public:
     // Starts a thread; replaceable so that tests can make the k-th start fail as the system would.
     using Spawn = std::function<std::thread(std::function<void()>)>;
 
-    // Throws Error when a thread cannot be started (process limit, -T 100000): the workers
-    // already started are stopped and joined first, so nothing hangs or aborts.
-    explicit ThreadPool(unsigned n, const Spawn& spawn = {}) {
-        try {
-            for (unsigned i = 0; i < n; ++i) {
-                auto loop = [this] { work(); };
-                workers_.push_back(spawn ? spawn(loop) : std::thread(loop));
-            }
-        } catch (const std::system_error& e) {
-            stop_and_join();
-            throw Error("cannot start " + std::to_string(n) + " threads (started " + std::to_string(workers_.size()) +
-                        "): " + e.what());
-        } catch (...) {
-            stop_and_join();
-            throw;
-        }
-    }
+    // Up to `n` workers, started when a job finds none idle: a run whose in-flight work is
+    // held down by a memory budget starts only as many threads as it uses (each thread's
+    // malloc arena keeps what it freed, so idle threads would cost memory too).
+    explicit ThreadPool(unsigned n, Spawn spawn = {}) : max_(std::max(1u, n)), spawn_(std::move(spawn)) {}
     ~ThreadPool() { stop_and_join(); }
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
+    // Throws Error when a needed thread cannot be started (process limit, -T 100000); the
+    // job is not queued, and the workers already started finish their jobs and are joined
+    // by the destructor, so nothing hangs or aborts.
     template <class F> auto submit(F f) -> std::future<decltype(f())> {
         auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
         auto fut = task->get_future();
         {
             std::lock_guard<std::mutex> lk(m_);
             jobs_.emplace_back([task] { (*task)(); });
+            if (idle_ < jobs_.size() && workers_.size() < max_) start_worker();
         }
         cv_.notify_one();
         return fut;
     }
+    size_t started() const {
+        std::lock_guard<std::mutex> lk(m_);
+        return workers_.size();
+    }
 
 private:
+    void start_worker() {  // with m_ held
+        try {
+            auto loop = [this] { work(); };
+            workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));
+        } catch (const std::system_error& e) {
+            jobs_.pop_back();
+            throw Error("cannot start thread " + std::to_string(workers_.size() + 1) + " of " + std::to_string(max_) +
+                        ": " + e.what());
+        } catch (...) {
+            jobs_.pop_back();
+            throw;
+        }
+    }
     void work() {
         for (;;) {
             std::function<void()> job;
             {
                 std::unique_lock<std::mutex> lk(m_);
+                ++idle_;
                 cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
+                --idle_;
                 if (stop_ && jobs_.empty()) return;
                 job = std::move(jobs_.front());
                 jobs_.pop_front();
@@ -77,9 +87,12 @@ private:
             if (w.joinable()) w.join();
     }
 
+    const unsigned max_;
+    Spawn spawn_;
     std::vector<std::thread> workers_;
     std::deque<std::function<void()>> jobs_;
-    std::mutex m_;
+    size_t idle_ = 0;  // workers waiting for a job
+    mutable std::mutex m_;
     std::condition_variable cv_;
     bool stop_ = false;
 };
