@@ -228,6 +228,36 @@ TEST_CASE("hostile: a failed thread start stops the started workers and reports 
     CHECK(r.status == 0);
 }
 
+TEST_CASE("hostile: threads the system refuses (no room for their stacks) give an error, not an abort (14.6)",
+          "[hostile][threads]") {
+    ChildResult r = run_bounded(
+        [] {
+            // Address space for a few more 8 MiB thread stacks only (works as root, unlike RLIMIT_NPROC).
+            std::ifstream statm("/proc/self/statm");
+            uint64_t pages = 0;
+            statm >> pages;
+            const uint64_t limit = pages * uint64_t(sysconf(_SC_PAGESIZE)) + (40u << 20);
+            rlimit rl{limit, limit};
+            setrlimit(RLIMIT_AS, &rl);
+            std::promise<void> release;
+            std::shared_future<void> gate = release.get_future().share();
+            bool reported = false;
+            {
+                ThreadPool pool(64);
+                try {
+                    for (int i = 0; i < 64; ++i) pool.submit([gate] { gate.wait(); });
+                } catch (const Error& e) {
+                    reported = std::string(e.what()).find("cannot start thread") != std::string::npos;
+                }
+                release.set_value();
+            }
+            return reported;
+        },
+        60);
+    CHECK(r.finished);
+    CHECK(r.status == 0);
+}
+
 TEST_CASE("hostile: decompression memory is bounded in bytes, not chunks (14.7)", "[hostile][memory]") {
     // 40 chunks of 16 MiB of zeros: a few KB of .stz. The old engine kept 2 x T chunks in
     // flight (32 x 16 MiB at -T 16); with a 64 MiB budget at most 4 are.
