@@ -123,7 +123,8 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
 }
 
 uint64_t chunk_decode_cost(const ChunkRecord& c) {
-    uint64_t cost = c.payload.size();
+    // decode_pipeline returns a copy of its last buffer: the decoded chunk counts twice.
+    uint64_t cost = c.payload.size() + c.raw_size;
     for (uint64_t s : c.stage_sizes) cost += s;  // the reader caps each stage size: no overflow
     return cost;
 }

@@ -54,8 +54,8 @@ struct DecompressOptions {
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt);
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned threads = 1, ProgressFn progress = {});
 
-// Memory a chunk may hold while it is decoded: its payload and every stage's input
-// (the decoded chunk is the first), as its record states them.
+// Memory a chunk may hold while it is decoded: its payload, every stage's input (the
+// decoded chunk is the first) as its record states them, and the decoded chunk again.
 uint64_t chunk_decode_cost(const ChunkRecord& c);
 
 }  // namespace stz
