@@ -31,6 +31,7 @@ ChildResult run_bounded(const std::function<bool()>& check, int seconds, uint64_
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+        for (int sig : {SIGSEGV, SIGFPE, SIGABRT, SIGILL, SIGBUS}) std::signal(sig, SIG_DFL);  // not Catch's report
         if (as_limit) {
             rlimit rl{as_limit, as_limit};
             setrlimit(RLIMIT_AS, &rl);
