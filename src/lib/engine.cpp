@@ -114,10 +114,15 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
     }
     res.layout = plan.layout;
     res.sections = per_parsed_section(parsed, plan, stored);
-    res.parsed = parsed;
-    if (plan.layout != PlanLayout::AsParsed) {
-        res.parsed.sections = plan.header.sections;
-        res.parsed.note = plan.header.note;
+    if (plan.layout == PlanLayout::AsParsed) {
+        res.parsed = parsed;
+    } else {  // the facts without the (possibly millions of) parsed sections
+        ParsedFile& p = res.parsed;
+        p.format = parsed.format, p.version = parsed.version, p.detail = parsed.detail, p.arch = parsed.arch;
+        p.n_tokens = parsed.n_tokens, p.n_cells = parsed.n_cells, p.n_layer = parsed.n_layer;
+        p.n_ctx = parsed.n_ctx, p.n_embd = parsed.n_embd;
+        p.sections = plan.header.sections;
+        p.note = plan.header.note;
     }
     return res;
 }

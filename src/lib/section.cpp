@@ -45,6 +45,8 @@ std::string Section::shape_string() const {
 }
 
 Section& SectionList::add(std::string name, SectionKind kind, uint64_t size, ElemType type) {
+    if (list_.size() >= kMaxParsedSections)
+        throw DataError("more than " + std::to_string(kMaxParsedSections) + " sections", cursor_);
     Section s;
     s.name = std::move(name);
     s.kind = kind;

@@ -44,6 +44,11 @@ struct ParsedFile {
     std::string arch;
 };
 
+// More sections than a .stz header can hold (64 MiB at >= 45 bytes each) and than any real
+// state has (512 layers x 256 streams x 4): a parser that gets there is reading a hostile
+// file, and stops before its section list costs hundreds of MB.
+inline constexpr size_t kMaxParsedSections = size_t(1) << 20;
+
 // Appends sections at a running cursor, so that they tile the file by construction.
 class SectionList {
 public:

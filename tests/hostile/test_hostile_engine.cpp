@@ -131,6 +131,21 @@ TEST_CASE("hostile: ggsq v2 of empty memory records parses in linear time (14.8)
     CHECK(r.status == 0);
 }
 
+TEST_CASE("hostile: a parser stops at kMaxParsedSections instead of building a huge section list", "[hostile][formats]") {
+    const size_t records = kMaxParsedSections / 2 + 1000;  // 2 sections each: over the cap
+    const Bytes b = ggsq2_empty_records(records);
+    ChildResult r = run_bounded(
+        [&] {
+            ParsedFile pf = parse(b);
+            return pf.format == "opaque" && pf.sections.size() == 1;
+        },
+        120);
+    CHECK(r.finished);
+    CHECK(r.status == 0);
+    INFO("peak RSS " << r.max_rss_kb / 1024 << " MiB for " << b.size() / 1024 << " KiB of input");
+    CHECK(r.max_rss_kb < 1024 * 1024);
+}
+
 TEST_CASE("hostile: a V-less trial per record does not copy the section list (14.8)", "[hostile][formats]") {
     // K-only records (the V entries are absent, found by trial): each trial used to copy the list.
     Bytes b;
