@@ -304,6 +304,12 @@ TEST_CASE("hostile: decompression memory is bounded in bytes, not chunks (14.7)"
     CHECK(rss_t16 < rss_t1 + 128 * 1024);  // independent of T (up to thread stacks and arenas)
 }
 
+TEST_CASE("thread pool: workers start only when a job finds none idle", "[threads]") {
+    ThreadPool pool(64);
+    for (int i = 0; i < 20; ++i) pool.submit([] { return 0; }).get();  // one job at a time
+    CHECK(pool.started() == 1);  // not 64 threads (and 64 malloc arenas) for sequential work
+}
+
 TEST_CASE("ordered queue: results in order, cost in flight within the budget, an oversized job alone", "[threads]") {
     ThreadPool pool(4);
     std::vector<int> order;
