@@ -22,8 +22,9 @@ public:
     using Spawn = std::function<std::thread(std::function<void()>)>;
 
     // Up to `n` workers, started when a job finds none idle: a run whose in-flight work is
-    // held down by a memory budget starts only as many threads as it uses (each thread's
-    // malloc arena keeps what it freed, so idle threads would cost memory too).
+    // held down by a memory budget starts only about as many threads as it uses (each
+    // thread's malloc arena keeps what it freed, so idle threads would cost memory too).
+    // (A worker whose result was just taken may not count as idle yet: one extra can start.)
     explicit ThreadPool(unsigned n, Spawn spawn = {}) : max_(std::max(1u, n)), spawn_(std::move(spawn)) {}
     ~ThreadPool() { stop_and_join(); }
     ThreadPool(const ThreadPool&) = delete;
