@@ -9,6 +9,7 @@
 #include <future>
 #include <mutex>
 #include <system_error>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -22,9 +23,8 @@ public:
     using Spawn = std::function<std::thread(std::function<void()>)>;
 
     // Up to `n` workers, started when a job finds none idle: a run whose in-flight work is
-    // held down by a memory budget starts only about as many threads as it uses (each
-    // thread's malloc arena keeps what it freed, so idle threads would cost memory too).
-    // (A worker whose result was just taken may not count as idle yet: one extra can start.)
+    // held down by a memory budget starts only as many threads as it uses (each thread's
+    // malloc arena keeps what it freed, so idle threads would cost memory too).
     explicit ThreadPool(unsigned n, Spawn spawn = {}) : max_(std::max(1u, n)), spawn_(std::move(spawn)) {}
     ~ThreadPool() { stop_and_join(); }
     ThreadPool(const ThreadPool&) = delete;
@@ -34,11 +34,31 @@ public:
     // job is not queued, and the workers already started finish their jobs and are joined
     // by the destructor, so nothing hangs or aborts.
     template <class F> auto submit(F f) -> std::future<decltype(f())> {
-        auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
-        auto fut = task->get_future();
+        using R = decltype(f());
+        auto result = std::make_shared<std::promise<R>>();
+        auto fn = std::make_shared<F>(std::move(f));
+        auto fut = result->get_future();
+        // The worker counts itself idle before its result is visible, so that the caller's
+        // next job (submitted on seeing the result) finds it instead of starting another.
+        auto job = [this, result, fn] {
+            try {
+                if constexpr (std::is_void_v<R>) {
+                    (*fn)();
+                    now_idle();
+                    result->set_value();
+                } else {
+                    R r = (*fn)();
+                    now_idle();
+                    result->set_value(std::move(r));
+                }
+            } catch (...) {
+                now_idle();
+                result->set_exception(std::current_exception());
+            }
+        };
         {
             std::lock_guard<std::mutex> lk(m_);
-            jobs_.emplace_back([task] { (*task)(); });
+            jobs_.emplace_back(std::move(job));
             if (idle_ < jobs_.size() && workers_.size() < max_) start_worker();
         }
         cv_.notify_one();
@@ -63,19 +83,23 @@ private:
             throw;
         }
     }
+    void now_idle() {
+        std::lock_guard<std::mutex> lk(m_);
+        ++idle_;
+    }
     void work() {
+        std::unique_lock<std::mutex> lk(m_);
+        ++idle_;
         for (;;) {
-            std::function<void()> job;
-            {
-                std::unique_lock<std::mutex> lk(m_);
-                ++idle_;
-                cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
-                --idle_;
-                if (stop_ && jobs_.empty()) return;
-                job = std::move(jobs_.front());
-                jobs_.pop_front();
-            }
-            job();
+            cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
+            if (stop_ && jobs_.empty()) return;
+            std::function<void()> job = std::move(jobs_.front());
+            jobs_.pop_front();
+            --idle_;
+            lk.unlock();
+            job();  // counts this worker idle again (now_idle) before its result is visible
+            job = nullptr;
+            lk.lock();
         }
     }
     void stop_and_join() {
