@@ -302,6 +302,22 @@ TEST_CASE("hostile: decompression memory is bounded in bytes, not chunks (14.7)"
     INFO("peak RSS -T 1: " << rss_t1 / 1024 << " MiB, -T 16: " << rss_t16 / 1024 << " MiB");
     CHECK(rss_t16 < 320 * 1024);           // old: ~32 x 16 MiB = 512 MiB and more
     CHECK(rss_t16 < rss_t1 + 128 * 1024);  // independent of T (up to thread stacks and arenas)
+
+    // Compression too: 16 MiB chunks at -T 16 (the old engine: 32 chunks and their buffers).
+    ChildResult c = run_bounded(
+        [&] {
+            CompressOptions o = opt;
+            o.threads = 16;
+            o.memory_budget = 64u << 20;
+            MemorySink sink;
+            compress_stream(zeros, sink, o);
+            return sink.out == stz_bytes.out;  // and the same bytes as at -T 1
+        },
+        300);
+    REQUIRE(c.finished);
+    CHECK(c.status == 0);
+    INFO("compress peak RSS -T 16: " << c.max_rss_kb / 1024 << " MiB");
+    CHECK(c.max_rss_kb < 320 * 1024);
 }
 
 TEST_CASE("thread pool: workers start only when a job finds none idle", "[threads]") {
