@@ -41,18 +41,19 @@ public:
         // The worker counts itself idle before its result is visible, so that the caller's
         // next job (submitted on seeing the result) finds it instead of starting another.
         auto job = [this, result, fn] {
+            bool idle = false;
             try {
                 if constexpr (std::is_void_v<R>) {
                     (*fn)();
-                    now_idle();
+                    now_idle(), idle = true;
                     result->set_value();
                 } else {
                     R r = (*fn)();
-                    now_idle();
+                    now_idle(), idle = true;
                     result->set_value(std::move(r));
                 }
             } catch (...) {
-                now_idle();
+                if (!idle) now_idle();
                 result->set_exception(std::current_exception());
             }
         };
@@ -73,6 +74,7 @@ private:
     void start_worker() {  // with m_ held
         try {
             auto loop = [this] { work(); };
+            workers_.reserve(workers_.size() + 1);  // (a failed push_back would drop a running thread)
             workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));
         } catch (const std::system_error& e) {
             jobs_.pop_back();
