@@ -74,8 +74,8 @@ private:
     void start_worker() {  // with m_ held
         try {
             auto loop = [this] { work(); };
-            workers_.reserve(workers_.size() + 1);  // (a failed push_back would drop a running thread)
-            workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));
+            if (workers_.size() == workers_.capacity()) workers_.reserve(2 * workers_.size() + 1);  // (see below)
+            workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));  // cannot reallocate: no thread lost
         } catch (const std::system_error& e) {
             jobs_.pop_back();
             throw Error("cannot start thread " + std::to_string(workers_.size() + 1) + " of " + std::to_string(max_) +
