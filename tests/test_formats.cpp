@@ -159,3 +159,115 @@ TEST_CASE("bundled real files: facts as their writers configured them", "[format
     CHECK(c.n_layer == 5);
     CHECK(c.n_embd == 32);
 }
+
+namespace {
+
+// A file of one section (plus nothing else), for plan tables.
+ParsedFile one_section(SectionKind kind, ElemType type, uint64_t rows, uint64_t row_elems, uint64_t bytes = 0,
+                       bool transposed = false) {
+    ParsedFile pf;
+    SectionList l;
+    if (rows) l.add_rows("s", kind, type, rows, row_elems, transposed);
+    else l.add("s", kind, bytes, type);
+    pf.sections = std::move(l.sections());
+    return pf;
+}
+
+std::vector<uint32_t> chunk_sizes(const Plan& p) {
+    std::vector<uint32_t> v;
+    for (const auto& c : p.chunks) v.push_back(c.size);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("plan: every preset, section kind and element type gets the policy's pipeline and whole-row chunks", "[plan]") {
+    const SectionKind kinds[] = {SectionKind::Opaque, SectionKind::Header, SectionKind::Tokens, SectionKind::Rng,
+                                 SectionKind::Logits, SectionKind::Embeddings, SectionKind::Cells, SectionKind::KvKey,
+                                 SectionKind::KvValue, SectionKind::Slack, SectionKind::Meta, SectionKind::RecState};
+    for (Preset preset : {Preset::Fast, Preset::Default, Preset::Max})
+        for (SectionKind kind : kinds)
+            for (uint8_t t = 0; elem_type_from_u8(t); ++t)
+                for (bool transposed : {false, true}) {
+                    const ElemType type = *elem_type_from_u8(t);
+                    const auto& info = elem_type_info(type);
+                    CodecChoice c;
+                    c.preset = preset;
+                    ParsedFile pf = one_section(kind, type, 300, 4 * info.block_elems, 0, transposed);
+                    const Section& s = pf.sections[0];
+                    Plan p = make_plan(pf, c, 4096);
+                    INFO(preset_name(preset) << " " << section_kind_name(kind) << " " << info.name << (transposed ? " T" : ""));
+                    REQUIRE(p.layout == PlanLayout::AsParsed);
+                    REQUIRE(p.sections.size() == 1);
+                    CHECK(p.sections[0].spec == choose_pipeline(s, c));
+                    CHECK_FALSE(p.sections[0].alternatives.empty());
+                    CHECK(p.sections[0].shape.row_bytes == s.row_bytes());
+                    CHECK_FALSE(p.sections[0].rows_as_bytes);
+                    // Chunks tile the section, hold whole rows and stay within the target.
+                    uint64_t at = s.offset;
+                    for (const auto& ch : p.chunks) {
+                        CHECK(ch.offset == at);
+                        CHECK(ch.size % s.row_bytes() == 0);
+                        CHECK(ch.size <= 4096);
+                        at += ch.size;
+                    }
+                    CHECK(at == s.offset + s.size);
+                }
+}
+
+TEST_CASE("plan: chunk boundaries", "[plan]") {
+    struct Row {
+        const char* what;
+        ParsedFile pf;
+        uint32_t chunk_bytes;
+        std::vector<uint32_t> sizes;
+        bool rows_as_bytes;
+    };
+    const uint32_t M = 1u << 20;
+    std::vector<Row> table = {
+        {"bytes: 10 MiB in 4 MiB chunks", one_section(SectionKind::Opaque, ElemType::Bytes, 0, 0, 10 * M), 4 * M,
+         {4 * M, 4 * M, 2 * M}, false},
+        {"f16 rows of 128 B: 32 rows per 4 KiB chunk", one_section(SectionKind::KvKey, ElemType::F16, 1000, 64), 4096,
+         [] { std::vector<uint32_t> v(31, 4096); v.push_back(1024); return v; }(), false},
+        {"rows of 3000 B: one row per chunk when the target is smaller",
+         one_section(SectionKind::KvKey, ElemType::F16, 10, 1500), 4096, std::vector<uint32_t>(10, 3000), false},
+        {"a target below 4 KiB is raised to 4 KiB", one_section(SectionKind::Meta, ElemType::Bytes, 0, 0, 9000), 1,
+         {4096, 4096, 808}, false},
+        {"a target above the reader's chunk limit is lowered to it (it used to write unreadable chunks)",
+         one_section(SectionKind::Opaque, ElemType::Bytes, 0, 0, 65 * M), 128 * M, {kMaxChunkRaw, M}, false},
+        {"rows larger than a chunk can be: cut as plain bytes (recorded)",
+         one_section(SectionKind::KvValue, ElemType::F32, 1, 17 * M), 4 * M,
+         std::vector<uint32_t>(17, 4 * M), true},
+    };
+    for (const Row& r : table) {
+        INFO(r.what);
+        Plan p = make_plan(r.pf, CodecChoice{}, r.chunk_bytes);
+        CHECK(chunk_sizes(p) == r.sizes);
+        CHECK(p.sections[0].rows_as_bytes == r.rows_as_bytes);
+        if (r.rows_as_bytes) CHECK(p.sections[0].shape.row_bytes == 0);
+    }
+}
+
+TEST_CASE("plan: the output is byte-identical for every thread count", "[plan][threads]") {
+    stzsynth::Spec s;
+    s.flavour = "session9";
+    s.n_layer = 4, s.n_embd = 64;
+    s.k_type = ElemType::F16, s.v_type = ElemType::Q8_0;
+    s.v_trans = false;
+    s.cells = stzsynth::cells_for_size(s, 1u << 20);
+    const Bytes in = synth(s);
+    for (Preset preset : {Preset::Default, Preset::Max}) {
+        Bytes first;
+        for (unsigned threads : {1u, 2u, 3u, 8u}) {
+            INFO(preset_name(preset) << " at -T " << threads);
+            CompressOptions opt;
+            opt.codec.preset = preset;
+            opt.threads = threads;
+            opt.chunk_bytes = 64u << 10;  // ~16 chunks: every thread count reorders the work
+            Bytes z = compress_bytes(in, opt);
+            if (first.empty()) first = z;
+            CHECK(z == first);
+            CHECK(decompress_bytes(z, threads) == in);
+        }
+    }
+}

@@ -1,6 +1,5 @@
 #include "engine.hpp"
 
-#include <deque>
 #include <memory>
 
 #include "thread_pool.hpp"
@@ -9,11 +8,73 @@ namespace stz {
 
 namespace {
 
-struct ChunkJob {
-    uint32_t section;
-    uint64_t offset;
-    uint32_t size;
+// A chunk being encoded holds its raw bytes, the stage buffers of the alternative being
+// tried and the best output so far: about four times its size.
+constexpr uint64_t kEncodeCostFactor = 4;
+
+struct Encoded {
+    EncodedChunk enc;
+    uint64_t hash = 0;
+    const Pipeline* used = nullptr;
 };
+
+Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, const Bytes& raw) {
+    Encoded d;
+    d.hash = hash64(raw);
+    for (const Pipeline& p : alternatives) {
+        EncodedChunk e = encode_pipeline(p, raw);
+        if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
+    }
+    if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), d.used = &store;  // never expand
+    return d;
+}
+
+// Per parsed section: raw and stored bytes; a merged section's stored bytes are shared out
+// in proportion to the raw sizes of the parsed sections it holds.
+std::vector<SectionStats> per_parsed_section(const ParsedFile& parsed, const Plan& plan,
+                                             const std::vector<uint64_t>& stored) {
+    std::vector<SectionStats> out;
+    out.reserve(parsed.sections.size());
+    for (size_t i = 0; i < parsed.sections.size(); ++i) {
+        const uint32_t w = plan.written_of[i];
+        const uint64_t raw = parsed.sections[i].size, whole = plan.header.sections[w].size;
+        const uint64_t share = whole ? static_cast<uint64_t>(static_cast<long double>(stored[w]) * raw / whole) : 0;
+        out.push_back({plan.sections[w].spec, raw, share});
+    }
+    return out;
+}
+
+// Executes a plan: reads chunks in file order, encodes them on the pool, writes them in
+// order. Returns the stored bytes per written section.
+std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter& w, const CompressOptions& opt) {
+    Pipeline store;
+    store.stages.push_back({find_codec("store"), {}});
+    std::vector<uint64_t> stored(plan.sections.size(), 0);
+    Hasher whole;
+    uint64_t done = 0;
+    // Reads stay sequential (one pass over the input); results are written in file order.
+    const unsigned threads = std::max(1u, opt.threads);
+    ThreadPool pool(threads);
+    OrderedQueue<Encoded, size_t> queue(pool, 2 * size_t(threads), opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
+        const ChunkJob& j = plan.chunks[ci];
+        w.add_chunk(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+        stored[j.section] += d.enc.payload.size();
+        done += j.size;
+        if (opt.progress) opt.progress(done, in.size(), plan.header.sections[j.section].name);
+    });
+    for (size_t ci = 0; ci < plan.chunks.size(); ++ci) {
+        const ChunkJob& j = plan.chunks[ci];
+        queue.make_room(kEncodeCostFactor * j.size);
+        auto raw = std::make_shared<Bytes>(j.size);
+        in.read_at(j.offset, raw->data(), j.size);
+        whole.update(*raw);
+        const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
+        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw] { return encode_chunk(alts, store, *raw); });
+    }
+    queue.drain();
+    w.finish(whole.digest());
+    return stored;
+}
 
 }  // namespace
 
@@ -22,113 +83,88 @@ CompressResult compress_stream(InputSource& in, OutputSink& out, const CompressO
     return compress_parsed(in, parsed, out, opt);
 }
 
+// The output never exceeds the input by more than expansion_allowance: a plan whose
+// container overhead could exceed it (many sections for their size) is tried into memory
+// first, for inputs small enough (where such structures occur), and replaced by the strict
+// fallback plan when the data did not compress enough to pay for it.
 CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
-    CompressResult res;
-    res.parsed = parsed;
-    res.original_bytes = in.size();
     check_tiling(parsed.sections, in.size());
-
-    ContainerHeader h;
-    h.original_size = in.size();
-    h.format = parsed.format;
-    h.format_version = parsed.version ? *parsed.version : -1;
-    h.detail = parsed.detail;
-    h.note = parsed.note;
-    h.sections = parsed.sections;
-
-    // One pipeline per section, parsed once; chunks of a row-structured section hold whole rows.
-    std::vector<std::vector<Pipeline>> pipes;  // per section: alternatives, smallest output wins
-    std::vector<ChunkJob> jobs;
-    const uint64_t target = std::max<uint32_t>(opt.chunk_bytes, 4096);
-    for (uint32_t si = 0; si < parsed.sections.size(); ++si) {
-        const Section& s = parsed.sections[si];
-        std::string spec = choose_pipeline(s, opt.codec);
-        DataShape shape = s.shape();
-        uint64_t step = target;
-        if (shape.row_bytes && shape.row_bytes <= kMaxChunkRaw) {
-            step = std::max<uint64_t>(1, target / shape.row_bytes) * shape.row_bytes;
+    Plan plan = make_plan(parsed, opt.codec, opt.chunk_bytes);
+    const uint64_t allowance = expansion_allowance(in.size());
+    std::vector<uint64_t> stored;
+    CompressResult res;
+    res.original_bytes = in.size();
+    bool written = false;
+    if (plan.overhead_bound > allowance && in.size() <= opt.memory_budget / 4) {
+        MemorySink trial;
+        ContainerWriter w(trial, plan.header);
+        stored = execute(in, plan, w, opt);
+        if (w.bytes_written() <= in.size() + allowance) {
+            out.write(trial.out.data(), trial.out.size());
+            res.compressed_bytes = w.bytes_written();
+            written = true;
         } else {
-            shape.row_bytes = shape.keep_bytes = 0;  // rows too large for one chunk: treat as bytes
+            plan = make_plan(parsed, opt.codec, opt.chunk_bytes, PlanLimit::Strict);
         }
-        pipes.push_back(parse_alternatives(spec, shape));
-        res.sections.push_back({spec, s.size, 0});
-        for (uint64_t off = 0; off < s.size; off += step)
-            jobs.push_back({si, s.offset + off, static_cast<uint32_t>(std::min(step, s.size - off))});
     }
-
-    ContainerWriter w(out, h);
-    Hasher whole;
-    Pipeline store;
-    store.stages.push_back({find_codec("store"), {}});
-    const unsigned threads = std::max(1u, opt.threads);
-    struct Done {
-        EncodedChunk enc;
-        uint64_t hash = 0;
-        const Pipeline* used = nullptr;
-    };
-    auto encode = [&](std::shared_ptr<Bytes> raw, uint32_t section) {
-        Done d;
-        d.hash = hash64(*raw);
-        for (const Pipeline& p : pipes[section]) {
-            EncodedChunk e = encode_pipeline(p, *raw);
-            if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
-        }
-        if (d.enc.payload.size() >= raw->size()) d.enc = encode_pipeline(store, *raw), d.used = &store;  // never expand
-        return d;
-    };
-    // Reads stay sequential (one pass over the input); up to 2 x threads chunks are in flight.
-    ThreadPool pool(threads);
-    std::deque<std::pair<size_t, std::future<Done>>> inflight;
-    uint64_t done = 0;
-    auto retire = [&] {
-        auto [ji, fut] = std::move(inflight.front());
-        inflight.pop_front();
-        Done d = fut.get();
-        const ChunkJob& j = jobs[ji];
-        w.add_chunk(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
-        res.sections[j.section].stored += d.enc.payload.size();
-        done += j.size;
-        if (opt.progress) opt.progress(done, in.size(), parsed.sections[j.section].name);
-    };
-    for (size_t ji = 0; ji < jobs.size(); ++ji) {
-        const ChunkJob& j = jobs[ji];
-        auto raw = std::make_shared<Bytes>(j.size);
-        in.read_at(j.offset, raw->data(), j.size);
-        whole.update(*raw);
-        inflight.emplace_back(ji, pool.submit([&encode, raw, s = j.section] { return encode(raw, s); }));
-        while (inflight.size() >= 2 * threads) retire();
+    if (!written) {
+        ContainerWriter w(out, plan.header);
+        stored = execute(in, plan, w, opt);
+        res.compressed_bytes = w.bytes_written();
     }
-    while (!inflight.empty()) retire();
-    w.finish(whole.digest());
-    res.compressed_bytes = w.bytes_written();
+    res.layout = plan.layout;
+    res.sections = per_parsed_section(parsed, plan, stored);
+    if (plan.layout == PlanLayout::AsParsed) {
+        res.parsed = parsed;
+    } else {  // the facts without the (possibly millions of) parsed sections
+        ParsedFile& p = res.parsed;
+        p.format = parsed.format, p.version = parsed.version, p.detail = parsed.detail, p.arch = parsed.arch;
+        p.n_tokens = parsed.n_tokens, p.n_cells = parsed.n_cells, p.n_layer = parsed.n_layer;
+        p.n_ctx = parsed.n_ctx, p.n_embd = parsed.n_embd;
+        p.sections = plan.header.sections;
+        p.note = plan.header.note;
+    }
     return res;
 }
 
-DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned threads, ProgressFn progress) {
+uint64_t chunk_decode_cost(const ChunkRecord& c) {
+    // decode_pipeline returns a copy of its last buffer: the decoded chunk counts twice.
+    uint64_t cost = c.payload.size() + c.raw_size;
+    for (uint64_t s : c.stage_sizes) cost += s;  // the reader caps each stage size: no overflow
+    return cost;
+}
+
+DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt) {
     ContainerReader r(in);
     DecompressResult res;
     res.header = r.header();
     Hasher whole;
-    threads = std::max(1u, threads);
+    const unsigned threads = std::max(1u, opt.threads);
     ThreadPool pool(threads);
-    std::deque<std::pair<uint32_t, std::future<Bytes>>> inflight;
-    auto retire = [&] {
-        auto [section, fut] = std::move(inflight.front());
-        inflight.pop_front();
-        Bytes raw = fut.get();
-        whole.update(raw);
-        out.write(raw.data(), raw.size());
-        res.bytes_out += raw.size();
-        if (progress) progress(res.bytes_out, res.header.original_size, res.header.sections[section].name);
-    };
+    OrderedQueue<Bytes, uint32_t> queue(pool, 2 * size_t(threads), opt.memory_budget,
+                                        [&](const uint32_t& section, Bytes&& raw) {
+                                            whole.update(raw);
+                                            out.write(raw.data(), raw.size());
+                                            res.bytes_out += raw.size();
+                                            if (opt.progress)
+                                                opt.progress(res.bytes_out, res.header.original_size,
+                                                             res.header.sections[section].name);
+                                        });
     while (auto c = r.next()) {
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
-        inflight.emplace_back(rec->section, pool.submit([&r, rec] { return r.decode(*rec); }));
-        while (inflight.size() >= 2 * threads) retire();
+        const uint64_t cost = chunk_decode_cost(*rec);
+        queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });
     }
-    while (!inflight.empty()) retire();
+    queue.drain();
     if (whole.digest() != r.content_hash()) throw Error("whole-file checksum mismatch: the output is not the original");
     return res;
+}
+
+DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned threads, ProgressFn progress) {
+    DecompressOptions opt;
+    opt.threads = threads;
+    opt.progress = std::move(progress);
+    return decompress_stream(in, out, opt);
 }
 
 }  // namespace stz

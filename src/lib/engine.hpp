@@ -1,16 +1,20 @@
-// Compress and decompress whole inputs: parse into sections, cut each section into
-// chunks, run each chunk through its pipeline (in parallel), write chunks in order.
-// Memory is bounded by threads x chunk size, whatever the input size.
+// Compress and decompress whole inputs: parse into sections, plan (plan.hpp: pipelines and
+// chunks), run each chunk through its pipeline (in parallel), write chunks in order.
+// Memory in flight is bounded by a byte budget, whatever the input size and thread count.
 #pragma once
 #include <functional>
 
 #include "container.hpp"
 #include "formats/detect.hpp"
-#include "policy.hpp"
+#include "plan.hpp"
 
 namespace stz {
 
 using ProgressFn = std::function<void(uint64_t done, uint64_t total, const std::string& section)>;
+
+// Bytes the chunks in flight may hold together (raw data and codec stage buffers, as
+// estimated from their sizes). A chunk larger than the budget runs alone.
+inline constexpr uint64_t kDefaultMemoryBudget = 512ull << 20;
 
 struct CompressOptions {
     CodecChoice codec;
@@ -18,6 +22,7 @@ struct CompressOptions {
     uint32_t chunk_bytes = 4u << 20;
     unsigned threads = 1;
     ProgressFn progress;
+    uint64_t memory_budget = kDefaultMemoryBudget;
 };
 
 struct SectionStats {
@@ -26,9 +31,10 @@ struct SectionStats {
 };
 
 struct CompressResult {
-    ParsedFile parsed;
+    ParsedFile parsed;  // as written: the parsed file, or its fallback layout (plan.hpp) with a note
     uint64_t original_bytes = 0, compressed_bytes = 0;
-    std::vector<SectionStats> sections;
+    std::vector<SectionStats> sections;  // per section of the parsed file given (merged ones share out their bytes)
+    PlanLayout layout = PlanLayout::AsParsed;
 };
 
 CompressResult compress_stream(InputSource& in, OutputSink& out, const CompressOptions& opt);
@@ -39,7 +45,17 @@ struct DecompressResult {
     ContainerHeader header;
     uint64_t bytes_out = 0;
 };
+struct DecompressOptions {
+    unsigned threads = 1;
+    ProgressFn progress;
+    uint64_t memory_budget = kDefaultMemoryBudget;
+};
 // Decodes and verifies every chunk and the whole-file hash; `out` may be a NullSink (test).
+DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt);
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned threads = 1, ProgressFn progress = {});
+
+// Memory a chunk may hold while it is decoded: its payload, every stage's input (the
+// decoded chunk is the first) as its record states them, and the decoded chunk again.
+uint64_t chunk_decode_cost(const ChunkRecord& c);
 
 }  // namespace stz

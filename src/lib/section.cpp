@@ -45,13 +45,15 @@ std::string Section::shape_string() const {
 }
 
 Section& SectionList::add(std::string name, SectionKind kind, uint64_t size, ElemType type) {
+    if (list_.size() >= kMaxParsedSections)
+        throw DataError("more than " + std::to_string(kMaxParsedSections) + " sections", cursor_);
     Section s;
     s.name = std::move(name);
     s.kind = kind;
     s.offset = cursor_;
     s.size = size;
     s.type = type;
-    cursor_ += size;
+    cursor_ = checked_add(cursor_, size, "section end", cursor_);
     list_.push_back(std::move(s));
     return list_.back();
 }
@@ -59,7 +61,8 @@ Section& SectionList::add(std::string name, SectionKind kind, uint64_t size, Ele
 Section& SectionList::add_rows(std::string name, SectionKind kind, ElemType type, uint64_t rows, uint64_t row_elems,
                                bool transposed) {
     const auto& t = elem_type_info(type);
-    uint64_t bytes = rows * (row_elems / t.block_elems) * t.block_bytes;
+    uint64_t bytes = checked_mul(checked_mul(rows, row_elems / t.block_elems, "section size", cursor_), t.block_bytes,
+                                 "section size", cursor_);
     Section& s = add(std::move(name), kind, bytes, type);
     s.rows = rows;
     s.row_elems = row_elems;

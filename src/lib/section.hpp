@@ -44,6 +44,11 @@ struct ParsedFile {
     std::string arch;
 };
 
+// More sections than a .stz header can hold (64 MiB at >= 45 bytes each) and than any real
+// state has (512 layers x 256 streams x 4): a parser that gets there is reading a hostile
+// file, and stops before its section list costs hundreds of MB.
+inline constexpr size_t kMaxParsedSections = size_t(1) << 20;
+
 // Appends sections at a running cursor, so that they tile the file by construction.
 class SectionList {
 public:
@@ -53,6 +58,18 @@ public:
                       bool transposed = false);
     uint64_t cursor() const { return cursor_; }
     std::vector<Section>& sections() { return list_; }
+
+    // Trial parsing: remember where the list ends, and drop what a failed trial added.
+    // (Copying the list per trial made parsing quadratic in the number of records.)
+    struct Mark {
+        size_t count;
+        uint64_t cursor;
+    };
+    Mark mark() const { return {list_.size(), cursor_}; }
+    void truncate(Mark m) {
+        list_.resize(m.count);
+        cursor_ = m.cursor;
+    }
 
 private:
     uint64_t cursor_;

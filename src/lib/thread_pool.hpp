@@ -8,54 +8,165 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <system_error>
+#include <type_traits>
 #include <thread>
 #include <vector>
+
+#include "bytes.hpp"
 
 namespace stz {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(unsigned n) {
-        for (unsigned i = 0; i < n; ++i)
-            workers_.emplace_back([this] {
-                for (;;) {
-                    std::function<void()> job;
-                    {
-                        std::unique_lock<std::mutex> lk(m_);
-                        cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
-                        if (stop_ && jobs_.empty()) return;
-                        job = std::move(jobs_.front());
-                        jobs_.pop_front();
-                    }
-                    job();
+    // Starts a thread; replaceable so that tests can make the k-th start fail as the system would.
+    using Spawn = std::function<std::thread(std::function<void()>)>;
+
+    // Up to `n` workers, started when a job finds none idle: a run whose in-flight work is
+    // held down by a memory budget starts only as many threads as it uses (each thread's
+    // malloc arena keeps what it freed, so idle threads would cost memory too).
+    explicit ThreadPool(unsigned n, Spawn spawn = {}) : max_(std::max(1u, n)), spawn_(std::move(spawn)) {}
+    ~ThreadPool() { stop_and_join(); }
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    // Throws Error when a needed thread cannot be started (process limit, -T 100000); the
+    // job is not queued, and the workers already started finish their jobs and are joined
+    // by the destructor, so nothing hangs or aborts.
+    template <class F> auto submit(F f) -> std::future<decltype(f())> {
+        using R = decltype(f());
+        auto result = std::make_shared<std::promise<R>>();
+        auto fn = std::make_shared<F>(std::move(f));
+        auto fut = result->get_future();
+        // The worker counts itself idle before its result is visible, so that the caller's
+        // next job (submitted on seeing the result) finds it instead of starting another.
+        auto job = [this, result, fn] {
+            bool idle = false;
+            try {
+                if constexpr (std::is_void_v<R>) {
+                    (*fn)();
+                    now_idle(), idle = true;
+                    result->set_value();
+                } else {
+                    R r = (*fn)();
+                    now_idle(), idle = true;
+                    result->set_value(std::move(r));
                 }
-            });
+            } catch (...) {
+                if (!idle) now_idle();
+                result->set_exception(std::current_exception());
+            }
+        };
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            jobs_.emplace_back(std::move(job));
+            if (idle_ < jobs_.size() && workers_.size() < max_) start_worker();
+        }
+        cv_.notify_one();
+        return fut;
     }
-    ~ThreadPool() {
+    size_t started() const {
+        std::lock_guard<std::mutex> lk(m_);
+        return workers_.size();
+    }
+
+private:
+    void start_worker() {  // with m_ held
+        try {
+            auto loop = [this] { work(); };
+            if (workers_.size() == workers_.capacity()) workers_.reserve(2 * workers_.size() + 1);  // (see below)
+            workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));  // cannot reallocate: no thread lost
+        } catch (const std::system_error& e) {
+            jobs_.pop_back();
+            throw Error("cannot start thread " + std::to_string(workers_.size() + 1) + " of " + std::to_string(max_) +
+                        ": " + e.what());
+        } catch (...) {
+            jobs_.pop_back();
+            throw;
+        }
+    }
+    void now_idle() {
+        std::lock_guard<std::mutex> lk(m_);
+        ++idle_;
+    }
+    void work() {
+        std::unique_lock<std::mutex> lk(m_);
+        ++idle_;
+        for (;;) {
+            cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
+            if (stop_ && jobs_.empty()) return;
+            std::function<void()> job = std::move(jobs_.front());
+            jobs_.pop_front();
+            --idle_;
+            lk.unlock();
+            job();  // counts this worker idle again (now_idle) before its result is visible
+            job = nullptr;
+            lk.lock();
+        }
+    }
+    void stop_and_join() {
         {
             std::lock_guard<std::mutex> lk(m_);
             stop_ = true;
         }
         cv_.notify_all();
-        for (auto& w : workers_) w.join();
-    }
-    template <class F> auto submit(F f) -> std::future<decltype(f())> {
-        auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
-        auto fut = task->get_future();
-        {
-            std::lock_guard<std::mutex> lk(m_);
-            jobs_.emplace_back([task] { (*task)(); });
-        }
-        cv_.notify_one();
-        return fut;
+        for (auto& w : workers_)
+            if (w.joinable()) w.join();
     }
 
-private:
+    const unsigned max_;
+    Spawn spawn_;
     std::vector<std::thread> workers_;
     std::deque<std::function<void()>> jobs_;
-    std::mutex m_;
+    size_t idle_ = 0;  // workers waiting for a job
+    mutable std::mutex m_;
     std::condition_variable cv_;
     bool stop_ = false;
+};
+
+// Jobs run on the pool, results are retired in submission order. At most `max_jobs` jobs
+// are in flight and at most `max_cost` of their declared costs (bytes of memory they may
+// hold); a job costing more than `max_cost` on its own runs alone. Retiring happens on the
+// caller's thread (it writes the output), so the output is the same for every thread count.
+template <class Result, class Tag> class OrderedQueue {
+public:
+    using Retire = std::function<void(const Tag&, Result&&)>;
+    OrderedQueue(ThreadPool& pool, size_t max_jobs, uint64_t max_cost, Retire retire)
+        : pool_(pool), max_jobs_(std::max<size_t>(1, max_jobs)), max_cost_(max_cost), retire_(std::move(retire)) {}
+
+    // Retires results until a job of `cost` may start (call before allocating its input).
+    void make_room(uint64_t cost) {
+        while (!q_.empty() && (q_.size() >= max_jobs_ || cost > max_cost_ - std::min(max_cost_, cost_))) retire_one();
+    }
+    template <class F> void submit(Tag tag, uint64_t cost, F job) {
+        make_room(cost);
+        cost_ += cost;
+        peak_cost_ = std::max(peak_cost_, cost_);
+        q_.push_back({std::move(tag), cost, pool_.submit(std::move(job))});
+    }
+    void drain() {
+        while (!q_.empty()) retire_one();
+    }
+    uint64_t peak_cost() const { return peak_cost_; }  // the most ever in flight (tests)
+
+private:
+    struct Entry {
+        Tag tag;
+        uint64_t cost;
+        std::future<Result> result;
+    };
+    void retire_one() {
+        Entry e = std::move(q_.front());
+        q_.pop_front();
+        cost_ -= e.cost;
+        retire_(e.tag, e.result.get());
+    }
+    ThreadPool& pool_;
+    size_t max_jobs_;
+    uint64_t max_cost_;
+    Retire retire_;
+    std::deque<Entry> q_;
+    uint64_t cost_ = 0, peak_cost_ = 0;
 };
 
 }  // namespace stz

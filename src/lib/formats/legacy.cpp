@@ -131,7 +131,7 @@ void full_arena(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_s
     }
     uint64_t k_start = a + 32 + T, v_start = k_start + kb + 32 + T;
     if (known) {
-        if (g.n_layer * g.n_ctx * g.n_embd != n_elements) known = false;  // the hint or hparams do not match the tensor
+        if (product_if_fits(g.n_layer, g.n_ctx, g.n_embd) != n_elements) known = false;  // hint/hparams do not match the tensor
         else g.n_past = find_full_buffer_n_past(r.source(), v_start, elt, g, n_past_hint);
     }
     if (!known) known = guess_full_buffer_geometry(r.source(), k_start, v_start, n_elements, elt, g);
@@ -181,6 +181,7 @@ void compact_kv(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_s
         payload = rem;
         y = rem / (2 * ntok);
     } else {
+        if (kv_size < kHeadroom) throw DataError("KV size smaller than the arena headroom", r.pos());
         y = guess_compact_row_bytes(r.source(), r.pos(), kv_size - kHeadroom, ntok, hints.n_ctx);
         payload = 2 * ntok * y;
         if (!y || payload > rem) throw DataError("compact KV payload not found", r.pos());
@@ -188,8 +189,9 @@ void compact_kv(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_s
     uint64_t kb = payload / 2;
     ElemType t = guess_half_or_float(r.source(), r.pos(), kb);
     uint64_t elt = elem_type_info(t).block_bytes;
-    if (layers && width && y == *layers * *width * 2) t = ElemType::F16, elt = 2;
-    else if (layers && width && y == *layers * *width * 4) t = ElemType::F32, elt = 4;
+    // Checked products: hints are user numbers (2^63+1 layers must not wrap into a match).
+    if (layers && width && product_if_fits(*layers, *width, 2) == y) t = ElemType::F16, elt = 2;
+    else if (layers && width && product_if_fits(*layers, *width, 4) == y) t = ElemType::F32, elt = 4;
     else layers.reset();
     if (y % elt) throw DataError("compact KV row size does not fit the element type", r.pos());
     if (layers) {

@@ -107,7 +107,7 @@ uint64_t guess_compact_row_bytes(InputSource& in, uint64_t payload_start, uint64
     }
     uint64_t need = last - payload_start, avail = in.size() - payload_start, best = 0, best_p = UINT64_MAX;
     auto consider = [&](uint64_t n_ctx) {
-        if (!n_ctx || kv_bytes % (2 * n_ctx)) return;
+        if (!n_ctx || n_ctx > kv_bytes / 2 || kv_bytes % (2 * n_ctx)) return;  // (a hint may be any number)
         uint64_t y = kv_bytes / (2 * n_ctx);
         if (ntok > n_ctx || y % 2) return;
         uint64_t p = 2 * ntok * y;

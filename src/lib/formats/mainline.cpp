@@ -83,7 +83,6 @@ Grammar seq_v1() {
                 out.add("cells", SectionKind::Cells, r.pos() - start);
                 f.cells = cells;
                 f.n_layer = n_layer;
-                SectionList probe = out;
                 for (uint32_t il = 0; il < n_layer; ++il) {
                     uint64_t at = r.pos();
                     int32_t t = r.i32("K header");
@@ -104,7 +103,7 @@ Grammar seq_v1() {
                     const auto& info = elem_type_info(et);
                     out.add("kv.v[" + std::to_string(il) + "].hdr", SectionKind::Meta, 12);
                     if (info.block_elems == 1 && x == info.block_bytes && n_embd_v > 1) {
-                        uint64_t bytes = uint64_t(n_embd_v) * cells * x;
+                        uint64_t bytes = checked_mul(uint64_t(n_embd_v) * cells, x, "V size", at);
                         if (bytes > r.remaining()) throw DataError("V past the end", at);
                         if (bytes) out.add_rows("kv.v[" + std::to_string(il) + "]", SectionKind::KvValue, et, n_embd_v, cells, true);
                         r.skip(bytes, "V");

@@ -108,7 +108,7 @@ void kv_stream(SourceReader& r, SectionList& out, const KvGrammar& g, const std:
     if (v_trans == 2) return;  // ik: no V cache (MLA)
     // Mainline V-less caches (MLA, since 2026-01) have no V entries: detected by trial.
     uint64_t v_start = r.pos();
-    const SectionList before_v = out;
+    const SectionList::Mark before_v = out.mark();
     try {
         for (uint32_t il = 0; il < n_layer; ++il) {
             if (v_trans == 0) {
@@ -135,7 +135,7 @@ void kv_stream(SourceReader& r, SectionList& out, const KvGrammar& g, const std:
     } catch (const DataError&) {
         if (g.ik) throw;
         r.seek(v_start);  // V-less: the next record (or EOF) follows the K entries
-        out = before_v;
+        out.truncate(before_v);
     }
     if (g.ik) ik_tail(r, out, g, prefix, n_layer, cell_count);
 }
@@ -209,14 +209,14 @@ void parse_memory_records(SourceReader& r, SectionList& out, const KvGrammar& g,
     for (int rec = 0; !r.at_end(); ++rec) {
         std::string prefix = rec ? "rec" + std::to_string(rec) + "." : "";
         uint64_t at = r.pos();
-        SectionList saved = out;
-        RecordFacts saved_facts = facts;
+        const SectionList::Mark saved = out.mark();
+        const RecordFacts saved_facts = facts;
         try {
             parse_kv_record(r, out, g, prefix, facts);
             continue;
         } catch (const DataError&) {
             r.seek(at);
-            out = saved;
+            out.truncate(saved);
             facts = saved_facts;
         }
         parse_rec_record(r, out, prefix, facts, true);

@@ -1,0 +1,200 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace stz {
+
+namespace {
+
+// Container bytes per element of the layout (docs/FORMAT.md), used for an upper bound of
+// the overhead: the header is counted uncompressed (the writer compresses it only when
+// that is smaller), every chunk with its record, its checksums and its index entry.
+constexpr uint64_t kHeaderFixedBytes = 8 + 2 + 2 + 4 + 8 /* hash */ + 8 + 2 + 8 + 2 + 2 + 4;
+constexpr uint64_t kEndBytes = 1 + 4 + 8 + 8 + 8 /* record */ + 8 + 8 /* trailer */;
+constexpr uint64_t kChunkRecordBytes = 1 + 4 + 8 + 4 + 4 + 1 + 8 + 8 /* record */ + 20 /* index entry */;
+constexpr uint64_t kStageBytes = 1 + 4 + 1;  // + parameters
+constexpr uint64_t kExpansionConstant = 1024;
+constexpr uint64_t kExpansionDivisor = 1024;  // 0.1 %
+
+uint64_t entry_bytes(const Section& s) { return 2 + s.name.size() + 3 + 5 * 8; }
+
+// The largest record any chunk of the section can get (alternatives, or store).
+uint64_t record_bytes(const SectionPlan& sp) {
+    uint64_t worst = kStageBytes;  // store: one stage, no parameters
+    for (const Pipeline& p : sp.alternatives) {
+        uint64_t n = 0;
+        for (const Stage& st : p.stages) n += kStageBytes + st.params.size();
+        worst = std::max(worst, n);
+    }
+    return kChunkRecordBytes + worst;
+}
+
+// Pipeline and chunk step of one section; rows too large for a chunk make it plain bytes.
+SectionPlan plan_section(const Section& s, const CodecChoice& codec, uint64_t target, uint64_t& step) {
+    SectionPlan sp;
+    sp.spec = choose_pipeline(s, codec);
+    sp.shape = s.shape();
+    step = target;
+    if (sp.shape.row_bytes && sp.shape.row_bytes <= kMaxChunkRaw) {
+        step = std::max<uint64_t>(1, target / sp.shape.row_bytes) * sp.shape.row_bytes;  // whole rows per chunk
+    } else if (sp.shape.row_bytes) {
+        sp.shape.row_bytes = sp.shape.keep_bytes = 0;
+        sp.rows_as_bytes = true;
+    }
+    sp.alternatives = parse_alternatives(sp.spec, sp.shape);
+    return sp;
+}
+
+// A plan for the given written sections (which tile the file).
+Plan plan_sections(const ParsedFile& parsed, std::vector<Section> written, const CodecChoice& codec, uint64_t target,
+                   const std::string& note) {
+    Plan plan;
+    plan.chunk_bytes = static_cast<uint32_t>(target);
+    ContainerHeader& h = plan.header;
+    h.format = parsed.format;
+    h.format_version = parsed.version ? *parsed.version : -1;
+    h.detail = parsed.detail;
+    h.note = note;
+    h.sections = std::move(written);
+    for (const Section& s : h.sections) h.original_size += s.size;
+    plan.header_bound = kHeaderFixedBytes + h.format.size() + h.detail.size() + h.note.size();
+    plan.overhead_bound = plan.header_bound + kEndBytes;
+    for (uint32_t si = 0; si < h.sections.size(); ++si) {
+        const Section& s = h.sections[si];
+        uint64_t step = 0;
+        plan.sections.push_back(plan_section(s, codec, target, step));
+        const uint64_t per_chunk = record_bytes(plan.sections.back());
+        plan.header_bound += entry_bytes(s);
+        plan.overhead_bound += entry_bytes(s);
+        for (uint64_t off = 0; off < s.size; off += step) {
+            plan.chunks.push_back({si, s.offset + off, static_cast<uint32_t>(std::min(step, s.size - off))});
+            plan.overhead_bound += per_chunk;
+        }
+    }
+    return plan;
+}
+
+// Runs of two or more adjacent sections smaller than kTinySectionBytes become one bytes section.
+std::vector<Section> merge_tiny_runs(const std::vector<Section>& in, std::vector<uint32_t>& written_of) {
+    std::vector<Section> out;
+    written_of.clear();
+    for (size_t i = 0; i < in.size();) {
+        size_t j = i;
+        while (j < in.size() && in[j].size < kTinySectionBytes) ++j;
+        if (j - i >= 2) {
+            Section m;
+            m.name = in[i].name + "..+" + std::to_string(j - i - 1);
+            m.kind = SectionKind::Meta;
+            m.offset = in[i].offset;
+            m.size = in[j - 1].offset + in[j - 1].size - in[i].offset;
+            for (size_t k = i; k < j; ++k) written_of.push_back(static_cast<uint32_t>(out.size()));
+            out.push_back(std::move(m));
+            i = j;
+        } else {
+            written_of.push_back(static_cast<uint32_t>(out.size()));
+            out.push_back(in[i]);
+            ++i;
+        }
+    }
+    return out;
+}
+
+struct Cost {
+    uint64_t overhead = 0, header = 0, chunks = 0;
+};
+
+// The overhead bound of writing `sections` as they are, without building the plan (a
+// hostile file may have millions of sections: pipelines are parsed once per distinct
+// spec and shape, not per section).
+Cost estimate(const ParsedFile& parsed, const std::vector<Section>& sections, const CodecChoice& codec, uint64_t target,
+              size_t note_bytes) {
+    Cost c;
+    c.header = kHeaderFixedBytes + parsed.format.size() + parsed.detail.size() + note_bytes;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> seen;  // spec + shape -> (record bytes, step)
+    for (const Section& s : sections) {
+        c.header += entry_bytes(s);
+        if (!s.size) continue;
+        const DataShape sh = s.shape();
+        std::string key = choose_pipeline(s, codec) + "\n" + std::to_string(int(sh.kind)) + "," +
+                          std::to_string(sh.elem_bytes) + "," + std::to_string(sh.block_head) + "," +
+                          std::to_string(sh.row_bytes) + "," + std::to_string(sh.keep_bytes) + "," +
+                          std::to_string(sh.transposed);
+        auto it = seen.find(key);
+        if (it == seen.end()) {
+            uint64_t step = 0;
+            SectionPlan sp = plan_section(s, codec, target, step);
+            it = seen.emplace(std::move(key), std::make_pair(record_bytes(sp), step)).first;
+        }
+        const auto [record, step] = it->second;
+        const uint64_t n = (s.size - 1) / step + 1;
+        c.chunks += n;
+        c.overhead += n * record;
+    }
+    c.overhead += c.header + kEndBytes;
+    return c;
+}
+
+bool fits(const Cost& c, uint64_t allowance) {
+    return c.overhead <= allowance && c.header <= kMaxHeaderBytes && c.chunks < UINT32_MAX;
+}
+
+std::string fallback_note(const std::string& note, const std::string& what, size_t parsed_sections, uint64_t overhead) {
+    std::string n = "container overhead of " + std::to_string(parsed_sections) + " sections (up to " +
+                    std::to_string(overhead) + " B) not worth it: " + what;
+    return note.empty() ? n : note + "; " + n;
+}
+
+}  // namespace
+
+const char* plan_layout_name(PlanLayout l) {
+    return l == PlanLayout::AsParsed ? "as parsed" : l == PlanLayout::TinyMerged ? "tiny sections merged" : "opaque";
+}
+
+uint64_t expansion_allowance(uint64_t input_bytes) { return kExpansionConstant + input_bytes / kExpansionDivisor; }
+uint64_t structure_allowance(uint64_t input_bytes) {
+    return 4 * kExpansionConstant + std::min(input_bytes / 8, (64u << 10) + input_bytes / 256);
+}
+
+Plan make_plan(const ParsedFile& parsed, const CodecChoice& codec, uint32_t chunk_bytes, PlanLimit limit) {
+    uint64_t total = 0;
+    for (const Section& s : parsed.sections) total += s.size;
+    check_tiling(parsed.sections, total);
+    // The reader rejects chunks over kMaxChunkRaw: the target never exceeds it.
+    const uint64_t target = std::clamp<uint64_t>(chunk_bytes, 4096, kMaxChunkRaw);
+    const uint64_t allowance = limit == PlanLimit::Strict ? expansion_allowance(total) : structure_allowance(total);
+
+    // The fallback notes are at most this long (counted in the estimates before they are written).
+    const size_t note_bytes = parsed.note.size() + 160;
+    const Cost as_parsed = estimate(parsed, parsed.sections, codec, target, note_bytes);
+    if (fits(as_parsed, allowance)) {
+        Plan plan = plan_sections(parsed, parsed.sections, codec, target, parsed.note);
+        plan.written_of.resize(parsed.sections.size());
+        for (uint32_t i = 0; i < parsed.sections.size(); ++i) plan.written_of[i] = i;
+        return plan;
+    }
+
+    std::vector<uint32_t> written_of;
+    std::vector<Section> merged = merge_tiny_runs(parsed.sections, written_of);
+    if (merged.size() < parsed.sections.size() && fits(estimate(parsed, merged, codec, target, note_bytes), allowance)) {
+        std::string note = fallback_note(parsed.note, "tiny sections merged into " + std::to_string(merged.size()),
+                                         parsed.sections.size(), as_parsed.overhead);
+        Plan plan = plan_sections(parsed, std::move(merged), codec, target, note);
+        plan.written_of = std::move(written_of);
+        plan.layout = PlanLayout::TinyMerged;
+        return plan;
+    }
+
+    // One opaque section, in chunks large enough that their records stay within the allowance.
+    SectionList one;
+    if (total) one.add("data", SectionKind::Opaque, total);
+    const uint64_t min_step = (kChunkRecordBytes + 64) * kExpansionDivisor;
+    std::string note = fallback_note(parsed.note, "stored as one opaque section", parsed.sections.size(), as_parsed.overhead);
+    Plan plan = plan_sections(parsed, std::move(one.sections()), codec, std::clamp<uint64_t>(target, min_step, kMaxChunkRaw),
+                         note);
+    plan.written_of.assign(parsed.sections.size(), 0);
+    plan.layout = PlanLayout::Opaque;
+    return plan;
+}
+
+}  // namespace stz
