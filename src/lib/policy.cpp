@@ -26,15 +26,14 @@ const char* section_group(SectionKind k) {
 }
 
 void parse_codec_option(const std::string& text, CodecChoice& choice) {
-    if (text.find('=') == std::string::npos) {
+    // "group=pipeline,..." has an '=' before any '(' (planes(top=...) is a pipeline).
+    const size_t first_eq = text.find('='), first_paren = text.find('(');
+    if (first_eq == std::string::npos || (first_paren != std::string::npos && first_paren < first_eq)) {
         parse_alternatives(text, DataShape{});  // validates names and arguments now, not mid-file
         choice.all = text;
         return;
     }
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t comma = text.find(',', start);
-        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    for (const std::string& item : split_top_level(text, ',')) {
         size_t eq = item.find('=');
         if (eq == std::string::npos) throw Error("--codec: expected group=pipeline, got '" + item + "'");
         std::string group = item.substr(0, eq), pipe = item.substr(eq + 1);
@@ -43,8 +42,6 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
             throw Error("--codec: unknown group '" + group + "' (kv, meta, logits, zero, opaque)");
         parse_alternatives(pipe, DataShape{});
         choice.groups[group] = pipe;
-        if (comma == std::string::npos) break;
-        start = comma + 1;
     }
 }
 

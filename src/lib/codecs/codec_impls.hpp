@@ -15,5 +15,7 @@ std::unique_ptr<Codec> make_transpose_codec();
 std::unique_ptr<Codec> make_fields_codec();
 std::unique_ptr<Codec> make_channel_context_codec();
 std::unique_ptr<Codec> make_row_dedup_codec();
+std::unique_ptr<Codec> make_rans_codec();
+std::unique_ptr<Codec> make_plane_split_codec();
 
 }  // namespace stz

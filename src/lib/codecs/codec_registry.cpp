@@ -21,6 +21,8 @@ static const std::vector<std::unique_ptr<Codec>>& registry() {
         v.push_back(make_fields_codec());     // id 9
         v.push_back(make_channel_context_codec());  // id 10
         v.push_back(make_row_dedup_codec());  // id 11
+        v.push_back(make_rans_codec());       // id 12
+        v.push_back(make_plane_split_codec());  // id 13
         return v;
     }();
     return codecs;
