@@ -45,10 +45,34 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
     }
 }
 
-// Presets, measured on the real corpus (bench/RESULTS.md):
-//  fast     (V: repeated rows removed) byte planes + zstd -1: zstd-like speed, about zstd -19's size.
-//  default  repeated rows removed, then the adaptive channel-context model (chanctx).
-//  max      per chunk the smaller of chanctx and byte planes + lzma -9e.
+// K/V (and recurrent-state) sections, by preset and element type. Measured on the real
+// corpus (bench/RESULTS.md; study: ../shared/docs/studies/entropy-coders.md):
+//  fast     per-plane zstd -1 frames (storage order): each byte plane gets its own literal
+//           statistics; zstd speed, smaller than zstd -19.
+//  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
+//           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
+//           mantissa bytes are stored. V rows repeat (layer 0): dedup first, and V planes
+//           keep zstd -3 for the matches that repeated values give.
+//  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
+static std::string kv_pipeline(const Section& s, Preset p) {
+    const auto& t = elem_type_info(s.type);
+    const std::string trim = s.shape().keep_bytes ? "trim+" : "";
+    const bool block = t.kind == ElemKind::Block;
+    const bool value = s.kind == SectionKind::KvValue;
+    // K rows carry their position (RoPE) and never repeat: no dedup there.
+    const std::string dedup = value && !s.transposed ? "dedup+" : "";
+    if (p == Preset::Fast)
+        return trim + dedup + (block ? "planes:rm(top=zstd:1,q=zstd:1,rest=store)" : "planes:rm(all=zstd:1)");
+    std::string graph;
+    if (block) graph = value ? "planes:rm(top=zstd:3,q=zstd:3,rest=store)" : "planes(top=rans:1,q=rans:1,rest=store)";
+    else if (!value) graph = "planes(top=rans:1,rest=store)";
+    else graph = s.type == ElemType::F16 ? "planes(all=zstd:3)" : "planes(top=rans:1,rest=zstd:3)";
+    graph = trim + dedup + graph;
+    if (p == Preset::Default) return graph;
+    std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
+    return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
+}
+
 // A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
 std::string choose_pipeline(const Section& s, const CodecChoice& c) {
     if (auto it = c.groups.find(section_group(s.kind)); it != c.groups.end()) return it->second;
@@ -64,21 +88,12 @@ std::string choose_pipeline(const Section& s, const CodecChoice& c) {
         case SectionKind::Slack: return "trim+" + general;
         case SectionKind::Opaque: return general;
         case SectionKind::Logits: case SectionKind::Embeddings:
-            return p == Preset::Fast ? "shuffle+zstd:1" : "chanctx|shuffle+" + meta;
-        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState: {
-            std::string trim = s.shape().keep_bytes ? "trim+" : "";
-            if (!typed) return trim + general;
-            std::string split = t.kind == ElemKind::Block ? "fields" : "shuffle";
-            // Fast: byte planes for floats (blocks compress better whole with zstd); repeated
-            // V rows removed first (cheap, and layer-0 V rows repeat with their tokens).
-            std::string dedup = s.kind == SectionKind::KvValue && !s.transposed ? "dedup+" : "";
-            if (p == Preset::Fast) return trim + dedup + (t.kind == ElemKind::Block ? "" : "shuffle+") + "zstd:1";
-            // K rows carry their position (RoPE) and never repeat: no dedup, no match model there.
-            std::string model = s.kind == SectionKind::KvKey ? trim + "chanctx:nomatch"
-                                                             : trim + (s.transposed ? "" : "dedup+") + "chanctx";
-            if (p == Preset::Max) return model + "|" + trim + split + "+lzma:9e";
-            return model;
-        }
+            if (p == Preset::Fast) return "planes:rm(all=zstd:1)";
+            if (p == Preset::Default) return "planes:rm(top=rans:1,rest=store)|shuffle+" + meta;
+            return "chanctx|shuffle+" + meta + "|planes:rm(top=rans:1,rest=store)";
+        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState:
+            if (!typed) return (s.shape().keep_bytes ? "trim+" : "") + general;
+            return kv_pipeline(s, p);
         default: return meta;
     }
 }
