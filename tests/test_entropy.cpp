@@ -265,8 +265,8 @@ TEST_CASE("the pipeline grammar nests planes' sub-pipelines and refuses bad ones
     for (const auto& p : alts)
         CHECK(parse_pipeline(p.describe(), f16).stages.back().params == p.stages.back().params);
     for (const char* bad : {"planes", "planes()", "planes(all=zstd:3", "planes(all=zstd:3))", "planes(all=nosuch)",
-                            "planes(top=rans:1)", "planes(p5=store,rest=store)", "planes(top=rans:1,top=store,rest=store)",
-                            "planes(all=planes(all=store))", "planes(q=store,rest=store)", "planes(all=zstd:3)x",
+                            "planes(top=rans:1)", "planes(p=store,rest=store)", "planes(p12345=store,rest=store)", "planes(top=rans:1,top=store,rest=store)",
+                            "planes(all=planes(all=store))", "planes(qq=store,rest=store)", "planes(q=store)", "planes(all=zstd:3)x",
                             "planes:xx(all=store)", "planes(all=store+store+store+store+store)", "rans:2", "rans:1:1",
                             "planes(bad)", "zstd:3(all=store)"})
         CHECK_THROWS_AS(parse_alternatives(bad, f16), Error);

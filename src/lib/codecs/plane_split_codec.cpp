@@ -14,6 +14,7 @@
 // Payload: per plane a mode byte {0 stored, 1 coded, 2 constant}; coded = varint input sizes
 // of sub-stages 1..n-1, varint length, bytes; constant = the one byte value. Then the tail.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "../pipeline.hpp"
@@ -274,16 +275,15 @@ public:
     size_t max_encoded_size(size_t n) const override { return n + 2 * (kMaxHead + kMaxScalarPlanes); }
 };
 
-// Plane names a user can give: p<i>, top, rest, all; for blocks also lo, hi, q.
+// Plane names a user can give: p<i>, top, rest, all, lo, hi, q. A name the data has no plane
+// for (q on floats, p3 on f16) selects nothing, so one spec serves every element type.
 std::vector<size_t> planes_named(const std::string& key, const PlanesParams& P, size_t n_planes) {
-    auto one = [&](size_t i) {
-        if (i >= n_planes) throw Error("planes: this data has no plane '" + key + "'");
-        return std::vector<size_t>{i};
-    };
+    auto one = [&](size_t i) { return i < n_planes ? std::vector<size_t>{i} : std::vector<size_t>{}; };
+    const size_t none = SIZE_MAX;
     if (key == "top") return one(P.blocks ? (P.head >= 2 ? 1 : 0) : P.width - 1);
-    if (P.blocks && key == "lo" && P.head >= 1) return one(0);
-    if (P.blocks && key == "hi" && P.head >= 2) return one(1);
-    if (P.blocks && key == "q" && P.width > P.head) return one(P.head);
+    if (key == "lo") return one(P.blocks && P.head >= 1 ? 0 : none);
+    if (key == "hi") return one(P.blocks && P.head >= 2 ? 1 : none);
+    if (key == "q") return one(P.blocks && P.width > P.head ? P.head : none);
     if (key.size() >= 2 && key[0] == 'p' && std::all_of(key.begin() + 1, key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) && key.size() <= 4)
         return one(std::stoul(key.substr(1)));
     throw Error("planes: unknown plane '" + key + "' (p<i>, top, rest, all; blocks: lo, hi, q)");
