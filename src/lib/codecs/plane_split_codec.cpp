@@ -183,6 +183,15 @@ void permute(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geome
     }
 }
 
+// The plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
+// Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
+uint8_t* scratch(uint64_t n) {
+    thread_local std::unique_ptr<uint8_t[]> buf;
+    thread_local uint64_t cap = 0;
+    if (n > cap) buf.reset(new uint8_t[n]), cap = n;
+    return buf.get();
+}
+
 bool is_store(const Pipeline& r) { return r.stages.size() == 1 && r.stages[0].codec->id() == 0; }
 
 void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
@@ -249,10 +258,10 @@ public:
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         PlanesParams P = read_params(params);
         Geometry g = geometry(P, in.size());
-        Bytes planes(g.body);
-        permute<true>(const_cast<uint8_t*>(in.data()), planes.data(), P, g);  // reads only
+        uint8_t* planes = scratch(g.body);
+        permute<true>(const_cast<uint8_t*>(in.data()), planes, P, g);  // reads only
         for (size_t p = 0; p < g.fields.size(); ++p)
-            encode_plane(ByteSpan(planes).subspan(g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
+            encode_plane(ByteSpan(planes + g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
         out.insert(out.end(), in.begin() + g.body, in.end());
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
@@ -261,14 +270,14 @@ public:
         const uint64_t tail = out_size - g.body;
         if (tail > in.size()) throw Error("planes: truncated tail");
         ByteSpan records = in.first(in.size() - tail);
-        Bytes planes(g.body);
+        uint8_t* planes = scratch(g.body);
         size_t pos = 0;
         for (size_t p = 0; p < g.fields.size(); ++p)
-            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes.data() + g.offset[p], g.plane_size(p));
+            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p));
         if (pos != records.size()) throw Error("planes: bytes left after the last plane");
         size_t base = out.size();
         out.resize(base + g.body);
-        permute<false>(out.data() + base, planes.data(), P, g);
+        permute<false>(out.data() + base, planes, P, g);
         out.insert(out.end(), in.end() - tail, in.end());
     }
     std::string describe(ByteSpan params) const override;
