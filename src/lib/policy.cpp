@@ -70,7 +70,8 @@ static std::string kv_pipeline(const Section& s, Preset p) {
     if (block && value) graph = "planes:rm(all=zstd:3)";
     else if (block) graph = "planes(top=rans:1,q=zstd:3,rest=zstd:3)";
     else if (!value) graph = "planes(top=rans:1,rest=store)";
-    else graph = s.type == ElemType::F16 ? "planes(all=zstd:3)" : "planes(top=rans:1,rest=zstd:3)";
+    // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
+    else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
     graph = trim + dedup + graph;
     if (p == Preset::Default) return graph;
     std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";

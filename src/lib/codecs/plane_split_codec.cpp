@@ -157,6 +157,18 @@ void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
     }
 }
 
+// Quant blocks in storage order: the header bytes one by one, the payload as one copy.
+template <bool ToPlanes>
+void permute_blocks_in_order(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
+    const uint64_t n = g.rows * g.cols, W = P.width, H = P.head, body = W - H;
+    uint8_t* payload = planes + H * n;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint8_t* e = elems + i * W;
+        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(planes[b * n + i] = e[b]) : void(e[b] = planes[b * n + i]);
+        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
+    }
+}
+
 template <bool ToPlanes>
 void permute(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
     const uint64_t W = P.width;
@@ -164,6 +176,7 @@ void permute(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geome
     if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, planes)) : void(std::copy(planes, planes + g.body, elems));
     if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, planes, g);
     if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, planes, g);
+    if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, planes, P, g);
     std::vector<uint8_t*> dst(W);
     std::vector<uint64_t> step(W);
     for (uint64_t c = 0; c < g.cols; ++c) {
