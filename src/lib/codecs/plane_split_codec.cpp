@@ -144,16 +144,25 @@ Geometry geometry(const PlanesParams& P, size_t size) {
 // Moves bytes between the element layout and the planes. Channel-major: for each column,
 // plane p holds, per field byte k, that column's rows in order. Storage order: element by
 // element. A template on the element width lets the common float cases unroll.
+// Visits the elements in tiles of kTileRows rows x kTileCols columns: the element side is read
+// (or written) a row segment at a time and each plane column gets kTileRows consecutive bytes,
+// so both sides stay in cache whatever the channel count.
 template <bool ToPlanes, unsigned W>
 void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
+    constexpr uint64_t kTileRows = 16, kTileCols = 64;
     const uint64_t R = g.rows, C = g.cols;
-    for (uint64_t c = 0; c < C; ++c) {
-        uint8_t* dst[W];
-        for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j] + c * R;
-        const size_t stride = C * W;
-        uint8_t* e = elems + c * W;
-        for (uint64_t r = 0; r < R; ++r, e += stride)
-            for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
+    for (uint64_t c0 = 0; c0 < C; c0 += kTileCols) {
+        const uint64_t c1 = std::min(C, c0 + kTileCols);
+        for (uint64_t r0 = 0; r0 < R; r0 += kTileRows) {
+            const uint64_t r1 = std::min(R, r0 + kTileRows);
+            for (uint64_t c = c0; c < c1; ++c) {
+                uint8_t* dst[W];
+                for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j] + c * R;
+                uint8_t* e = elems + (r0 * C + c) * W;
+                for (uint64_t r = r0; r < r1; ++r, e += C * W)
+                    for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
+            }
+        }
     }
 }
 
