@@ -58,7 +58,8 @@ TEST_CASE("faults: the input shrinks or vanishes while it is compressed", "[faul
     std::string d = temp_dir("fault-vanish");
     REQUIRE(sh(kGen + " session10 " + d + "/big.bin --size 40000000 --layers 8 --embd 256") == 0);
     // Truncated mid-run: a clear error and no output.
-    CHECK(sh("(" + kBin + " -q -T1 -o " + d + "/big.stz " + d + "/big.bin 2> " + d + "/err & p=$!; sleep 0.4; truncate -s 1000 " +
+    // --max: slow enough (chanctx) to be still running when the input changes.
+    CHECK(sh("(" + kBin + " -q --max -T1 -o " + d + "/big.stz " + d + "/big.bin 2> " + d + "/err & p=$!; sleep 0.4; truncate -s 1000 " +
              d + "/big.bin; wait $p)") == 1);
     CHECK_FALSE(exists(d + "/big.stz"));
     CHECK(leftover_temp_files(d) == 0);
@@ -76,7 +77,7 @@ TEST_CASE("faults: Ctrl-C leaves no partial output and the input untouched", "[f
     std::string d = temp_dir("fault-sigint");
     REQUIRE(sh(kGen + " session10 " + d + "/big.bin --size 40000000 --layers 8 --embd 256 && cp " + d + "/big.bin " + d +
                "/copy.bin") == 0);
-    int rc = sh("(" + kBin + " -q -T1 -o " + d + "/big.stz " + d + "/big.bin 2>/dev/null & p=$!; sleep 0.4; kill -INT $p; wait $p)");
+    int rc = sh("(" + kBin + " -q --max -T1 -o " + d + "/big.stz " + d + "/big.bin 2>/dev/null & p=$!; sleep 0.4; kill -INT $p; wait $p)");
     CHECK(rc == 128 + SIGINT);
     CHECK_FALSE(exists(d + "/big.stz"));
     CHECK(leftover_temp_files(d) == 0);

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 what="${1:-test}"
 
 packages=(build-essential cmake pkg-config liblz4-dev libzstd-dev liblzma-dev libcli11-dev catch2
-          libxxhash-dev zstd xz-utils lz4 python3 time)
+          libxxhash-dev libhtscodecs-dev zstd xz-utils lz4 python3 time)
 [ "$what" = test ] && packages+=(clang libclang-rt-14-dev)
 command -v node >/dev/null || packages+=(nodejs npm)
 missing=()

@@ -14,6 +14,32 @@ static std::vector<std::string> split(std::string_view s, char sep) {
     return out;
 }
 
+std::vector<std::string> split_top_level(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    int depth = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '(') ++depth;
+        else if (s[i] == ')' && --depth < 0) throw Error("unbalanced ')' in '" + std::string(s) + "'");
+        else if (s[i] == sep && depth == 0) out.emplace_back(s.substr(start, i - start)), start = i + 1;
+    }
+    if (depth != 0) throw Error("unbalanced '(' in '" + std::string(s) + "'");
+    out.emplace_back(s.substr(start));
+    return out;
+}
+
+// "name:arg:arg(body)" -> name, then the ':' arguments, then "(body)" as the last argument
+// (a graph stage such as planes reads its sub-pipelines from it; other codecs reject it).
+static std::vector<std::string> stage_words(std::string_view text) {
+    size_t open = text.find('(');
+    std::vector<std::string> words = split(text.substr(0, open), ':');
+    if (open != std::string_view::npos) {
+        if (text.back() != ')') throw Error("text after ')' in '" + std::string(text) + "'");
+        words.emplace_back(text.substr(open));
+    }
+    return words;
+}
+
 std::string Pipeline::describe() const {
     if (stages.empty()) return "store";
     std::string s;
@@ -28,8 +54,8 @@ Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
     Pipeline p;
     DataShape cur = shape;
     if (spec.empty()) throw Error("empty codec pipeline");
-    for (const auto& stage_text : split(spec, '+')) {
-        auto parts = split(stage_text, ':');
+    for (const auto& stage_text : split_top_level(spec, '+')) {
+        auto parts = stage_words(stage_text);
         const Codec* c = find_codec(parts[0]);
         if (!c) throw Error("unknown codec '" + parts[0] + "' in pipeline '" + std::string(spec) + "'");
         std::vector<std::string> args(parts.begin() + 1, parts.end());
@@ -41,7 +67,7 @@ Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
 
 std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape& shape) {
     std::vector<Pipeline> v;
-    for (const auto& alt : split(spec, '|')) v.push_back(parse_pipeline(alt, shape));
+    for (const auto& alt : split_top_level(spec, '|')) v.push_back(parse_pipeline(alt, shape));
     return v;
 }
 

@@ -16,7 +16,10 @@ struct Pipeline {
     std::string describe() const;  // "shuffle:2+zstd:3"
 };
 
-// Parses "name[:arg]...[+name[:arg]...]" for data of the given shape.
+// Splits at `sep` outside parentheses ("a(b+c)+d" -> "a(b+c)", "d"); throws on unbalanced ones.
+std::vector<std::string> split_top_level(std::string_view s, char sep);
+// Parses "name[:arg]...[(body)][+name[:arg]...]" for data of the given shape; a stage's
+// "(body)" reaches its codec as the last argument, parentheses included.
 Pipeline parse_pipeline(std::string_view spec, const DataShape& shape);
 // Parses "pipeline|pipeline|...": alternatives of which each chunk keeps the smallest.
 std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape& shape);

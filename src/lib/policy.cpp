@@ -26,15 +26,14 @@ const char* section_group(SectionKind k) {
 }
 
 void parse_codec_option(const std::string& text, CodecChoice& choice) {
-    if (text.find('=') == std::string::npos) {
+    // "group=pipeline,..." has an '=' before any '(' (planes(top=...) is a pipeline).
+    const size_t first_eq = text.find('='), first_paren = text.find('(');
+    if (first_eq == std::string::npos || (first_paren != std::string::npos && first_paren < first_eq)) {
         parse_alternatives(text, DataShape{});  // validates names and arguments now, not mid-file
         choice.all = text;
         return;
     }
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t comma = text.find(',', start);
-        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    for (const std::string& item : split_top_level(text, ',')) {
         size_t eq = item.find('=');
         if (eq == std::string::npos) throw Error("--codec: expected group=pipeline, got '" + item + "'");
         std::string group = item.substr(0, eq), pipe = item.substr(eq + 1);
@@ -43,15 +42,42 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
             throw Error("--codec: unknown group '" + group + "' (kv, meta, logits, zero, opaque)");
         parse_alternatives(pipe, DataShape{});
         choice.groups[group] = pipe;
-        if (comma == std::string::npos) break;
-        start = comma + 1;
     }
 }
 
-// Presets, measured on the real corpus (bench/RESULTS.md):
-//  fast     (V: repeated rows removed) byte planes + zstd -1: zstd-like speed, about zstd -19's size.
-//  default  repeated rows removed, then the adaptive channel-context model (chanctx).
-//  max      per chunk the smaller of chanctx and byte planes + lzma -9e.
+// K/V (and recurrent-state) sections, by preset and element type. Measured on the real
+// corpus (bench/RESULTS.md; study: ../shared/docs/studies/entropy-coders.md):
+//  fast     byte planes in storage order, each its own zstd -1 frame (its own literal
+//           statistics); the near-random low bytes of floats stored. Smaller than zstd -19.
+//  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
+//           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
+//           mantissa bytes are stored. V rows repeat (layer 0): dedup first, and V planes
+//           keep zstd -3 for the matches that repeated values give.
+//  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
+static std::string kv_pipeline(const Section& s, Preset p) {
+    const auto& t = elem_type_info(s.type);
+    const std::string trim = s.shape().keep_bytes ? "trim+" : "";
+    const bool block = t.kind == ElemKind::Block;
+    const bool value = s.kind == SectionKind::KvValue;
+    // K rows carry their position (RoPE) and never repeat: no dedup there.
+    const std::string dedup = value && !s.transposed ? "dedup+" : "";
+    if (p == Preset::Fast)
+        return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=zstd:1,rest=store)");
+    std::string graph;
+    // Quant blocks: K channel-major, the scale's high byte by order-1 rANS, the quants and the
+    // other header bytes (scale low byte, mins, high bits) by zstd -3 (order-1 on q4_0's quants is
+    // 1.8 % smaller but encodes at a quarter of the speed); V in storage order, all zstd -3.
+    if (block && value) graph = "planes:rm(all=zstd:3)";
+    else if (block) graph = "planes(top=rans:1,q=zstd:3,rest=zstd:3)";
+    else if (!value) graph = "planes(top=rans:1,rest=store)";
+    // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
+    else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
+    graph = trim + dedup + graph;
+    if (p == Preset::Default) return graph;
+    std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
+    return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
+}
+
 // A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
 std::string choose_pipeline(const Section& s, const CodecChoice& c) {
     if (auto it = c.groups.find(section_group(s.kind)); it != c.groups.end()) return it->second;
@@ -60,28 +86,21 @@ std::string choose_pipeline(const Section& s, const CodecChoice& c) {
     if (c.level && p == Preset::Default && c.level <= 5) p = Preset::Fast;
     const std::string lvl = std::to_string(c.level);
     const std::string general = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:1" : p == Preset::Max ? "lzma:9e" : "zstd:3";
-    const std::string meta = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:3" : p == Preset::Max ? "lzma:9e" : "zstd:19";
+    // Metadata (cells, tokens, headers): zstd -9 in the default is within 0.01 % of -19 on the
+    // corpus at twice the speed of the whole file.
+    const std::string meta = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:3" : p == Preset::Max ? "lzma:9e" : "zstd:9";
     const auto& t = elem_type_info(s.type);
     const bool typed = t.kind != ElemKind::Bytes;
     switch (s.kind) {
         case SectionKind::Slack: return "trim+" + general;
         case SectionKind::Opaque: return general;
         case SectionKind::Logits: case SectionKind::Embeddings:
-            return p == Preset::Fast ? "shuffle+zstd:1" : "chanctx|shuffle+" + meta;
-        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState: {
-            std::string trim = s.shape().keep_bytes ? "trim+" : "";
-            if (!typed) return trim + general;
-            std::string split = t.kind == ElemKind::Block ? "fields" : "shuffle";
-            // Fast: byte planes for floats (blocks compress better whole with zstd); repeated
-            // V rows removed first (cheap, and layer-0 V rows repeat with their tokens).
-            std::string dedup = s.kind == SectionKind::KvValue && !s.transposed ? "dedup+" : "";
-            if (p == Preset::Fast) return trim + dedup + (t.kind == ElemKind::Block ? "" : "shuffle+") + "zstd:1";
-            // K rows carry their position (RoPE) and never repeat: no dedup, no match model there.
-            std::string model = s.kind == SectionKind::KvKey ? trim + "chanctx:nomatch"
-                                                             : trim + (s.transposed ? "" : "dedup+") + "chanctx";
-            if (p == Preset::Max) return model + "|" + trim + split + "+lzma:9e";
-            return model;
-        }
+            if (p == Preset::Fast) return "planes:rm(all=zstd:1)";
+            if (p == Preset::Default) return "planes:rm(top=rans:1,rest=store)|shuffle+" + meta;
+            return "chanctx|shuffle+" + meta + "|planes:rm(top=rans:1,rest=store)";
+        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState:
+            if (!typed) return (s.shape().keep_bytes ? "trim+" : "") + general;
+            return kv_pipeline(s, p);
         default: return meta;
     }
 }

@@ -1,0 +1,396 @@
+// planes: a graph stage. It splits its input into byte planes and sends each plane through
+// its own sub-pipeline, e.g. `planes(top=rans:1,rest=store)`: the sign/exponent byte of
+// every float through order-1 rANS, the near-random mantissa bytes stored.
+//
+// Planes of a scalar type (f16, bf16, f32, i32): one per byte of the element, `top` being the
+// most significant (sign/exponent) byte. Planes of a quant block type: one per header byte
+// (`lo`/`hi` = the f16 scale's low/high byte, `top` = `hi`), then one for the quants (`q`).
+// Order: channel-major (`cm`, default: channel c's values of every row in turn, so order-1
+// context is the same channel's previous token) or storage order (`rm`). Rows that do not
+// fill a whole row (e.g. dedup's reference list) and a partial element go to a stored tail.
+//
+// Parameters carry the layout and every sub-pipeline (codec ids and their parameters), so a
+// chunk decodes with no outside knowledge; they are validated whenever they are read.
+// Payload: per plane a mode byte {0 stored, 1 coded, 2 constant}; coded = varint input sizes
+// of sub-stages 1..n-1, varint length, bytes; constant = the one byte value. Then the tail.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+#include "../pipeline.hpp"
+#include "codec_impls.hpp"
+#include "varint.hpp"
+
+namespace stz {
+
+namespace {
+
+constexpr uint8_t kPlanesId = 13;
+constexpr unsigned kMaxWidth = 4096, kMaxHead = 16, kMaxScalarPlanes = 16, kMaxSubStages = 4;
+constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2;
+constexpr uint8_t kModeStored = 0, kModeCoded = 1, kModeConstant = 2;
+
+struct Field {
+    uint32_t start, width;  // bytes [start, start + width) of each element
+};
+
+struct PlanesParams {
+    bool channel_major = true, blocks = false;
+    uint32_t width = 1, head = 0;
+    uint64_t cols = 1;
+    std::vector<Pipeline> recipes;
+    std::vector<uint8_t> plane_recipe;  // per plane: index into recipes
+
+    std::vector<Field> fields() const {
+        std::vector<Field> f;
+        if (!blocks) {
+            for (uint32_t b = 0; b < width; ++b) f.push_back({b, 1});
+        } else {
+            for (uint32_t b = 0; b < head; ++b) f.push_back({b, 1});
+            if (width > head) f.push_back({head, width - head});
+        }
+        return f;
+    }
+};
+
+void put_recipe(Bytes& p, const Pipeline& r) {
+    p.push_back(static_cast<uint8_t>(r.stages.size()));
+    for (const auto& st : r.stages) {
+        if (st.params.size() > 255) throw Error("planes: sub-codec parameters too long");
+        p.push_back(st.codec->id());
+        p.push_back(static_cast<uint8_t>(st.params.size()));
+        append_bytes(p, st.params);
+    }
+}
+
+Bytes write_params(const PlanesParams& P) {
+    Bytes p;
+    p.push_back(static_cast<uint8_t>((P.channel_major ? kFlagChannelMajor : 0) | (P.blocks ? kFlagBlocks : 0)));
+    append_le<uint16_t>(p, static_cast<uint16_t>(P.width));
+    p.push_back(static_cast<uint8_t>(P.head));
+    put_varint(p, P.cols);
+    p.push_back(static_cast<uint8_t>(P.recipes.size()));
+    for (const auto& r : P.recipes) put_recipe(p, r);
+    append_bytes(p, P.plane_recipe);
+    if (p.size() > 255) throw Error("planes: the sub-pipelines do not fit in a stage's 255 parameter bytes");
+    return p;
+}
+
+// Every field checked: a chunk's parameters are untrusted.
+PlanesParams read_params(ByteSpan p) {
+    SpanReader r(p);
+    try {
+        PlanesParams P;
+        uint8_t flags = r.u8("planes flags");
+        if (flags & ~(kFlagChannelMajor | kFlagBlocks)) throw Error("planes: unknown flags");
+        P.channel_major = flags & kFlagChannelMajor;
+        P.blocks = flags & kFlagBlocks;
+        P.width = r.u16("planes width");
+        P.head = r.u8("planes head");
+        size_t pos = r.pos();
+        P.cols = get_varint(p, pos, "planes");
+        r.need(pos - r.pos(), "planes columns");
+        if (P.width == 0 || P.width > kMaxWidth || P.cols == 0 || P.cols > (uint64_t{1} << 40))
+            throw Error("planes: bad geometry");
+        if (P.blocks ? (P.head > kMaxHead || P.head > P.width) : (P.head != 0 || P.width > kMaxScalarPlanes))
+            throw Error("planes: bad geometry");
+        const size_t n_planes = P.fields().size();
+        uint8_t n_recipes = r.u8("planes recipe count");
+        if (n_recipes == 0 || n_recipes > n_planes) throw Error("planes: bad recipe count");
+        for (uint8_t i = 0; i < n_recipes; ++i) {
+            Pipeline rec;
+            uint8_t n_stages = r.u8("planes recipe");
+            if (n_stages == 0 || n_stages > kMaxSubStages) throw Error("planes: bad sub-pipeline length");
+            for (uint8_t s = 0; s < n_stages; ++s) {
+                uint8_t id = r.u8("planes stage");
+                const Codec* c = find_codec(id);
+                if (!c) throw Error("planes: unknown codec id " + std::to_string(id));
+                if (id == kPlanesId) throw Error("planes: a plane cannot be split again");
+                ByteSpan sp = r.bytes(r.u8("planes stage"), "planes stage parameters");
+                rec.stages.push_back({c, Bytes(sp.begin(), sp.end())});
+            }
+            P.recipes.push_back(std::move(rec));
+        }
+        ByteSpan map = r.bytes(n_planes, "planes recipe map");
+        P.plane_recipe.assign(map.begin(), map.end());
+        for (uint8_t ri : P.plane_recipe)
+            if (ri >= n_recipes) throw Error("planes: bad recipe index");
+        if (r.remaining()) throw Error("planes: trailing parameter bytes");
+        return P;
+    } catch (const DataError& e) {
+        throw Error(std::string("planes: bad parameters (") + e.what() + ")");
+    }
+}
+
+// Where the bytes of one chunk go: rows x cols elements of `width` bytes, then a tail.
+struct Geometry {
+    uint64_t rows = 0, cols = 1, body = 0;
+    std::vector<Field> fields;
+    std::vector<uint64_t> offset;  // plane p starts at offset[p] of the plane buffer
+    uint64_t plane_size(size_t p) const { return uint64_t{fields[p].width} * rows * cols; }
+};
+
+Geometry geometry(const PlanesParams& P, size_t size) {
+    Geometry g;
+    g.fields = P.fields();
+    uint64_t elems = size / P.width;
+    g.cols = P.channel_major && P.cols > 1 && elems / P.cols > 0 ? P.cols : 1;
+    g.rows = elems / g.cols;
+    g.body = g.rows * g.cols * P.width;
+    for (const auto& f : g.fields) g.offset.push_back(uint64_t{f.start} * g.rows * g.cols);
+    return g;
+}
+
+// Moves bytes between the element layout and the planes. Channel-major: for each column,
+// plane p holds, per field byte k, that column's rows in order. Storage order: element by
+// element. A template on the element width lets the common float cases unroll.
+// Visits the elements in tiles of kTileRows rows x kTileCols columns: the element side is read
+// (or written) a row segment at a time and each plane column gets kTileRows consecutive bytes,
+// so both sides stay in cache whatever the channel count.
+template <bool ToPlanes, unsigned W>
+void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
+    constexpr uint64_t kTileRows = 16, kTileCols = 64;
+    const uint64_t R = g.rows, C = g.cols;
+    for (uint64_t c0 = 0; c0 < C; c0 += kTileCols) {
+        const uint64_t c1 = std::min(C, c0 + kTileCols);
+        for (uint64_t r0 = 0; r0 < R; r0 += kTileRows) {
+            const uint64_t r1 = std::min(R, r0 + kTileRows);
+            for (uint64_t c = c0; c < c1; ++c) {
+                uint8_t* dst[W];
+                for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j] + c * R;
+                uint8_t* e = elems + (r0 * C + c) * W;
+                for (uint64_t r = r0; r < r1; ++r, e += C * W)
+                    for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
+            }
+        }
+    }
+}
+
+// Quant blocks in storage order: the header bytes one by one, the payload as one copy.
+template <bool ToPlanes>
+void permute_blocks_in_order(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
+    const uint64_t n = g.rows * g.cols, W = P.width, H = P.head, body = W - H;
+    uint8_t* payload = planes + H * n;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint8_t* e = elems + i * W;
+        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(planes[b * n + i] = e[b]) : void(e[b] = planes[b * n + i]);
+        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
+    }
+}
+
+template <bool ToPlanes>
+void permute(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
+    const uint64_t W = P.width;
+    const bool scalar = !P.blocks || (P.head == W);
+    if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, planes)) : void(std::copy(planes, planes + g.body, elems));
+    if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, planes, g);
+    if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, planes, g);
+    if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, planes, P, g);
+    std::vector<uint8_t*> dst(W);
+    std::vector<uint64_t> step(W);
+    for (uint64_t c = 0; c < g.cols; ++c) {
+        for (size_t p = 0; p < g.fields.size(); ++p) {
+            const Field& f = g.fields[p];
+            for (uint32_t k = 0; k < f.width; ++k) {
+                dst[f.start + k] = planes + g.offset[p] + (g.cols > 1 || P.channel_major ? (c * f.width + k) * g.rows : k);
+                step[f.start + k] = g.cols > 1 || P.channel_major ? 1 : f.width;
+            }
+        }
+        uint8_t* e = elems + c * W;
+        for (uint64_t r = 0; r < g.rows; ++r, e += g.cols * W)
+            for (uint64_t j = 0; j < W; ++j) {
+                uint8_t& pl = dst[j][r * step[j]];
+                ToPlanes ? void(pl = e[j]) : void(e[j] = pl);
+            }
+    }
+}
+
+// The plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
+// Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
+uint8_t* scratch(uint64_t n) {
+    thread_local std::unique_ptr<uint8_t[]> buf;
+    thread_local uint64_t cap = 0;
+    if (n > cap) buf.reset(new uint8_t[n]), cap = n;
+    return buf.get();
+}
+
+bool is_store(const Pipeline& r) { return r.stages.size() == 1 && r.stages[0].codec->id() == 0; }
+
+void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
+    if (plane.size() >= 2 && std::all_of(plane.begin(), plane.end(), [&](uint8_t b) { return b == plane[0]; })) {
+        out.push_back(kModeConstant);
+        out.push_back(plane[0]);
+        return;
+    }
+    if (!plane.empty() && !is_store(recipe)) {
+        EncodedChunk e = encode_pipeline(recipe, plane);
+        Bytes rec{kModeCoded};
+        for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
+        put_varint(rec, e.payload.size());
+        if (rec.size() + e.payload.size() < 1 + plane.size()) {
+            append_bytes(out, rec);
+            append_bytes(out, e.payload);
+            return;
+        }
+    }
+    out.push_back(kModeStored);
+    append_bytes(out, plane);
+}
+
+// Decodes one plane record at `pos` into `dst` (exactly `size` bytes).
+void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size) {
+    if (pos >= in.size()) throw Error("planes: truncated plane");
+    uint8_t mode = in[pos++];
+    if (mode == kModeStored || mode == kModeConstant) {
+        uint64_t n = mode == kModeStored ? size : 1;
+        if (mode == kModeConstant && size < 2) throw Error("planes: bad constant plane");
+        if (n > in.size() - pos) throw Error("planes: truncated plane");
+        if (mode == kModeStored) std::copy(in.begin() + pos, in.begin() + pos + n, dst);
+        else std::fill(dst, dst + size, in[pos]);
+        pos += n;
+        return;
+    }
+    if (mode != kModeCoded || size == 0) throw Error("planes: bad plane mode");
+    std::vector<uint64_t> sizes{size};
+    uint64_t cap = size;
+    for (size_t i = 1; i < recipe.stages.size(); ++i) {
+        cap = recipe.stages[i - 1].codec->max_encoded_size(cap);
+        sizes.push_back(get_varint(in, pos, "planes"));
+        if (sizes.back() > cap) throw Error("planes: sub-stage size too large");
+        cap = sizes.back();
+    }
+    uint64_t len = get_varint(in, pos, "planes");
+    if (len > in.size() - pos) throw Error("planes: truncated plane");
+    Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
+    if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
+    std::copy(plane.begin(), plane.end(), dst);
+    pos += len;
+}
+
+class PlaneSplitCodec final : public Codec {
+public:
+    uint8_t id() const override { return kPlanesId; }
+    std::string_view name() const override { return "planes"; }
+    Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override;
+    void check_params(ByteSpan params) const { (void)read_params(params); }
+    std::vector<std::string> sample_specs() const {
+        return {"planes(all=zstd:1)", "planes(top=rans:1,rest=store)", "planes:rm(top=rans:0,rest=zstd:3)",
+                "planes(lo=store,hi=rans:1,q=zstd:3)"};
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        PlanesParams P = read_params(params);
+        Geometry g = geometry(P, in.size());
+        uint8_t* planes = scratch(g.body);
+        permute<true>(const_cast<uint8_t*>(in.data()), planes, P, g);  // reads only
+        for (size_t p = 0; p < g.fields.size(); ++p)
+            encode_plane(ByteSpan(planes + g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
+        out.insert(out.end(), in.begin() + g.body, in.end());
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        PlanesParams P = read_params(params);
+        Geometry g = geometry(P, out_size);
+        const uint64_t tail = out_size - g.body;
+        if (tail > in.size()) throw Error("planes: truncated tail");
+        ByteSpan records = in.first(in.size() - tail);
+        uint8_t* planes = scratch(g.body);
+        size_t pos = 0;
+        for (size_t p = 0; p < g.fields.size(); ++p)
+            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p));
+        if (pos != records.size()) throw Error("planes: bytes left after the last plane");
+        size_t base = out.size();
+        out.resize(base + g.body);
+        permute<false>(out.data() + base, planes, P, g);
+        out.insert(out.end(), in.end() - tail, in.end());
+    }
+    std::string describe(ByteSpan params) const override;
+    size_t max_encoded_size(size_t n) const override { return n + 2 * (kMaxHead + kMaxScalarPlanes); }
+};
+
+// Plane names a user can give: p<i>, top, rest, all, lo, hi, q. A name the data has no plane
+// for (q on floats, p3 on f16) selects nothing, so one spec serves every element type.
+std::vector<size_t> planes_named(const std::string& key, const PlanesParams& P, size_t n_planes) {
+    auto one = [&](size_t i) { return i < n_planes ? std::vector<size_t>{i} : std::vector<size_t>{}; };
+    const size_t none = SIZE_MAX;
+    if (key == "top") return one(P.blocks ? (P.head >= 2 ? 1 : 0) : P.width - 1);
+    if (key == "lo") return one(P.blocks && P.head >= 1 ? 0 : none);
+    if (key == "hi") return one(P.blocks && P.head >= 2 ? 1 : none);
+    if (key == "q") return one(P.blocks && P.width > P.head ? P.head : none);
+    if (key.size() >= 2 && key[0] == 'p' && std::all_of(key.begin() + 1, key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) && key.size() <= 4)
+        return one(std::stoul(key.substr(1)));
+    throw Error("planes: unknown plane '" + key + "' (p<i>, top, rest, all; blocks: lo, hi, q)");
+}
+
+Bytes PlaneSplitCodec::make_params(const std::vector<std::string>& args, const DataShape& shape) const {
+    PlanesParams P;
+    std::string body;
+    for (const auto& a : args) {
+        if (a == "cm" || a == "rm") P.channel_major = a == "cm";
+        else if (!a.empty() && a[0] == '(' && body.empty()) body = a.substr(1, a.size() - 2);
+        else throw Error("planes: unknown argument '" + a + "' (planes[:cm|:rm](plane=pipeline,...))");
+    }
+    if (body.empty()) throw Error("planes needs its sub-pipelines, e.g. planes(top=rans:1,rest=store)");
+    P.blocks = shape.kind == ElemKind::Block;
+    P.width = shape.kind == ElemKind::Bytes ? 1 : std::clamp<uint32_t>(shape.elem_bytes, 1, P.blocks ? kMaxWidth : kMaxScalarPlanes);
+    P.head = P.blocks ? std::min<uint32_t>({shape.block_head, kMaxHead, P.width}) : 0;
+    P.cols = !shape.transposed && shape.row_bytes && shape.row_bytes % P.width == 0 ? shape.row_bytes / P.width : 1;
+    const size_t n = P.fields().size();
+    std::vector<int> chosen(n, -1), rest(n, -1), all(n, -1);
+    std::vector<std::string> texts;
+    for (const auto& item : split_top_level(body, ',')) {
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) throw Error("planes: expected plane=pipeline, got '" + item + "'");
+        std::string key = item.substr(0, eq), spec = item.substr(eq + 1);
+        Pipeline sub = parse_pipeline(spec, DataShape{});
+        if (sub.stages.size() > kMaxSubStages) throw Error("planes: a plane's pipeline has more than 4 stages");
+        for (const auto& st : sub.stages)
+            if (st.codec->id() == kPlanesId) throw Error("planes: a plane cannot be split again");
+        std::string canon = sub.describe();
+        auto at = std::find(texts.begin(), texts.end(), canon);
+        int ri = static_cast<int>(at - texts.begin());
+        if (at == texts.end()) texts.push_back(canon), P.recipes.push_back(std::move(sub));
+        auto& target = key == "all" ? all : key == "rest" ? rest : chosen;
+        std::vector<size_t> which(n);
+        for (size_t i = 0; i < n; ++i) which[i] = i;
+        if (key != "all" && key != "rest") which = planes_named(key, P, n);
+        for (size_t i : which) {
+            if (target[i] >= 0) throw Error("planes: plane '" + key + "' given twice");
+            target[i] = ri;
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        int ri = chosen[i] >= 0 ? chosen[i] : rest[i] >= 0 ? rest[i] : all[i];
+        if (ri < 0) throw Error("planes: plane p" + std::to_string(i) + " has no pipeline (add rest=... or all=...)");
+        P.plane_recipe.push_back(static_cast<uint8_t>(ri));
+    }
+    // Drop recipes no plane uses, so the stored parameters hold only what decoding needs.
+    std::vector<Pipeline> used;
+    std::map<uint8_t, uint8_t> renumber;
+    for (auto& ri : P.plane_recipe) {
+        if (!renumber.count(ri)) renumber[ri] = static_cast<uint8_t>(used.size()), used.push_back(P.recipes[ri]);
+        ri = renumber[ri];
+    }
+    P.recipes = std::move(used);
+    return write_params(P);
+}
+
+std::string PlaneSplitCodec::describe(ByteSpan params) const {
+    PlanesParams P;
+    try {
+        P = read_params(params);
+    } catch (const Error&) {
+        return "planes";
+    }
+    std::string s = P.channel_major ? "planes(" : "planes:rm(";
+    if (P.recipes.size() == 1) return s + "all=" + P.recipes[0].describe() + ")";
+    for (size_t i = 0; i < P.plane_recipe.size(); ++i) {
+        bool q = P.blocks && i == P.head;
+        s += (i ? "," : "") + (q ? std::string("q") : "p" + std::to_string(i)) + "=" + P.recipes[P.plane_recipe[i]].describe();
+    }
+    return s + ")";
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> make_plane_split_codec() { return std::make_unique<PlaneSplitCodec>(); }
+
+}  // namespace stz

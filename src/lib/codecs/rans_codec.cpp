@@ -1,0 +1,143 @@
+// rans: static order-0 / order-1 rANS (htscodecs' rANS 4x16 with 32-way interleave, "X32"),
+// for byte planes whose histogram is skewed (the sign/exponent byte of floats, quant scales).
+// Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes.
+//
+// htscodecs 1.3.0 (Debian 12) has defects fixed upstream later; each is guarded here:
+//  - SSE4 order-1 decoder mis-decodes valid streams: the SSE4 kernels are never allowed
+//    (rans_init_cpu_once, before any call);
+//  - AVX2 order-0 decoder reads 8 bytes past its input, AVX-512 order-1 encoder reads 1 byte
+//    before it: every buffer handed to the library has kPad bytes of slack on both sides;
+//  - divide by zero on empty input: inputs under kMinCoded bytes are stored, never coded;
+//  - a decoder trusts its stream: only the flags this encoder writes are accepted, and the
+//    returned pointer and size are checked exactly.
+#include "rans_codec.hpp"
+
+#include <htscodecs/rANS_static4x16.h>
+
+#include <climits>
+#include <cmath>
+#include <mutex>
+
+#include "codec_impls.hpp"
+
+namespace stz {
+
+int rans_allowed_cpu_mask() {
+    return RANS_CPU_ENC_AVX2 | RANS_CPU_ENC_AVX512 | RANS_CPU_ENC_NEON | RANS_CPU_DEC_AVX2 | RANS_CPU_DEC_AVX512 |
+           RANS_CPU_DEC_NEON;
+}
+
+void rans_init_cpu_once() {
+    static std::once_flag once;
+    std::call_once(once, [] { rans_set_cpu(rans_allowed_cpu_mask()); });
+}
+
+namespace {
+
+constexpr size_t kPad = 64;           // slack before and after every buffer the library touches
+constexpr size_t kMinCoded = 64;      // below this, table overhead alone exceeds any gain: store
+constexpr size_t kMinOrder1 = 8192;   // order-1 tables only pay off from ~8 KB (study §5.1)
+constexpr uint8_t kModeStored = 0, kModeRans = 1;
+constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
+
+// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
+// the coder's time on them. Past 64 KB a quarter of the bytes (every 4th) is a fine sample.
+bool worth_coding(ByteSpan in) {
+    uint32_t h[4][256] = {};
+    const size_t step = in.size() > (64u << 10) ? 4 : 1;
+    size_t i = 0, n = 0;
+    for (; i + 4 * step <= in.size(); i += 4 * step, n += 4)
+        ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
+    for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
+    double bits = 0, dn = static_cast<double>(n);
+    for (int s = 0; s < 256; ++s) {
+        uint32_t c = h[0][s] + h[1][s] + h[2][s] + h[3][s];
+        if (c) bits += c * std::log2(dn / c);
+    }
+    return bits / 8 < 0.98 * dn;  // the tables cost ~1-2 %; below that saving, store
+}
+
+// A buffer with kPad bytes of slack on both sides, reused per thread (not zeroed: the library
+// reads the slack at most, never uses it).
+struct PaddedBuffer {
+    std::unique_ptr<uint8_t[]> mem;
+    size_t cap = 0;
+};
+uint8_t* padded(PaddedBuffer& buf, size_t n) {
+    if (buf.cap < n) buf.mem.reset(new uint8_t[n + 2 * kPad]()), buf.cap = n;
+    return buf.mem.get() + kPad;
+}
+
+class RansCodec final : public Codec {
+public:
+    uint8_t id() const override { return 12; }
+    std::string_view name() const override { return "rans"; }
+    // Argument: the order, 0 or 1 (default 1). Parameter byte: order | RANS_ORDER_X32.
+    Bytes make_params(const std::vector<std::string>& args, const DataShape&) const override {
+        if (args.size() > 1) throw Error("rans takes one argument: the order (0 or 1)");
+        int order = args.empty() ? 1 : parse_int_arg(args[0], 0, 1, "rans");
+        return Bytes{static_cast<uint8_t>(order | RANS_ORDER_X32)};
+    }
+    void check_params(ByteSpan params) const { (void)flags_of(params); }
+    std::vector<std::string> sample_specs() const { return {"rans:0", "rans:1"}; }
+    static int flags_of(ByteSpan params) {
+        if (params.size() != 1 || (params[0] != RANS_ORDER_X32 && params[0] != (RANS_ORDER_X32 | 1)))
+            throw Error("rans: bad parameters");
+        return params[0];
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        int flags = flags_of(params);
+        if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
+        if (in.size() < kMinOrder1) flags &= ~1;
+        rans_init_cpu_once();
+        thread_local PaddedBuffer src_buf, dst_buf;
+        const auto n = static_cast<unsigned>(in.size());
+        uint8_t* src = padded(src_buf, n);
+        std::memcpy(src, in.data(), n);
+        unsigned bound = rans_compress_bound_4x16(n, flags);
+        uint8_t* dst = padded(dst_buf, bound);
+        unsigned written = bound;
+        if (!rans_compress_to_4x16(src, n, dst, &written, flags) || written == 0 || written > bound ||
+            written >= in.size())
+            return store(in, out);
+        out.push_back(kModeRans);
+        out.insert(out.end(), dst, dst + written);
+    }
+    static void store(ByteSpan in, Bytes& out) {
+        out.push_back(kModeStored);
+        append_bytes(out, in);
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        flags_of(params);
+        if (in.empty()) throw Error("rans: empty block");
+        ByteSpan body = in.subspan(1);
+        if (in[0] == kModeStored) {
+            if (body.size() != out_size) throw Error("rans: stored size does not match");
+            append_bytes(out, body);
+            return;
+        }
+        if (in[0] != kModeRans) throw Error("rans: unknown mode");
+        if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < 2 || body.size() >= out_size)
+            throw Error("rans: bad coded size");
+        if (body[0] & ~kStreamFlagsAllowed) throw Error("rans: unsupported stream flags");
+        rans_init_cpu_once();
+        thread_local PaddedBuffer src_buf, dst_buf;
+        uint8_t* src = padded(src_buf, body.size());
+        std::memcpy(src, body.data(), body.size());
+        uint8_t* dst = padded(dst_buf, out_size);
+        unsigned got = static_cast<unsigned>(out_size);
+        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
+            throw Error("rans: corrupt stream");
+        out.insert(out.end(), dst, dst + out_size);
+    }
+    std::string describe(ByteSpan params) const override {
+        return params.size() == 1 ? "rans:" + std::to_string(params[0] & 1) : "rans";
+    }
+    size_t max_encoded_size(size_t n) const override { return n + 1; }
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_rans_codec() { return std::make_unique<RansCodec>(); }
+
+}  // namespace stz
