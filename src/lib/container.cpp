@@ -153,18 +153,7 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes,
     if (sizes[0] == 0 || sizes[0] > kMaxChunkRaw)
         throw Error("chunk size " + std::to_string(sizes[0]) + " is not 1 to " + std::to_string(kMaxChunkRaw));
     if (payload > kMaxStageBytes) throw Error("stored size " + std::to_string(payload) + " is too large");
-    for (size_t i = 0; i < p.stages.size(); ++i) {
-        const Codec& codec = *p.stages[i].codec;
-        ByteSpan params = p.stages[i].params;
-        const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
-        const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
-        if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
-        if (enc > codec.max_encoded_size(static_cast<size_t>(in)))
-            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
-                        " is more than the codec can produce");
-        if (in > codec.max_decoded_size(params, enc))
-            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
-    }
+    check_stage_sizes(p, sizes, payload);
 }
 
 void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,

@@ -1,5 +1,7 @@
 #include "pipeline.hpp"
 
+#include "limits.hpp"
+
 namespace stz {
 
 static std::vector<std::string> split(std::string_view s, char sep) {
@@ -88,8 +90,26 @@ EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {
     return r;
 }
 
-Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
     if (sizes.size() != p.stages.size()) throw Error("pipeline stage count mismatch");
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Codec& codec = *p.stages[i].codec;
+        ByteSpan params = p.stages[i].params;
+        const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
+        const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
+        if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
+        if (enc > codec.max_encoded_size(static_cast<size_t>(in)))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
+                        " is more than the codec can produce");
+        if (in > codec.max_decoded_size(params, enc))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
+    }
+}
+
+Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+    // Every size is checked against what its codec can produce before any stage allocates
+    // (nested recipes, e.g. inside planes, come through here too).
+    check_stage_sizes(p, sizes, payload.size());
     ByteSpan in = payload;
     Bytes cur, next;
     for (size_t i = p.stages.size(); i-- > 0;) {
@@ -99,7 +119,8 @@ Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uin
         std::swap(cur, next);
         in = cur;
     }
-    return p.stages.empty() ? Bytes(payload.begin(), payload.end()) : cur;
+    if (p.stages.empty()) return Bytes(payload.begin(), payload.end());
+    return cur;  // moved, not copied: a decoded chunk of up to 64 MiB exists once
 }
 
 }  // namespace stz

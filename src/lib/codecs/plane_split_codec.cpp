@@ -107,6 +107,7 @@ PlanesParams read_params(ByteSpan p) {
                 if (!c) throw Error("planes: unknown codec id " + std::to_string(id));
                 if (id == kPlanesId) throw Error("planes: a plane cannot be split again");
                 ByteSpan sp = r.bytes(r.u8("planes stage"), "planes stage parameters");
+                c->check_params(sp);  // sub-recipes are validated like top-level stages
                 rec.stages.push_back({c, Bytes(sp.begin(), sp.end())});
             }
             P.recipes.push_back(std::move(rec));
@@ -252,13 +253,7 @@ void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst
     }
     if (mode != kModeCoded || size == 0) throw Error("planes: bad plane mode");
     std::vector<uint64_t> sizes{size};
-    uint64_t cap = size;
-    for (size_t i = 1; i < recipe.stages.size(); ++i) {
-        cap = recipe.stages[i - 1].codec->max_encoded_size(cap);
-        sizes.push_back(get_varint(in, pos, "planes"));
-        if (sizes.back() > cap) throw Error("planes: sub-stage size too large");
-        cap = sizes.back();
-    }
+    for (size_t i = 1; i < recipe.stages.size(); ++i) sizes.push_back(get_varint(in, pos, "planes"));
     uint64_t len = get_varint(in, pos, "planes");
     if (len > in.size() - pos) throw Error("planes: truncated plane");
     Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
@@ -272,10 +267,10 @@ public:
     uint8_t id() const override { return kPlanesId; }
     std::string_view name() const override { return "planes"; }
     Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override;
-    void check_params(ByteSpan params) const { (void)read_params(params); }
-    std::vector<std::string> sample_specs() const {
+    void check_params(ByteSpan params) const override { (void)read_params(params); }
+    std::vector<std::string> sample_specs() const override {
         return {"planes(all=zstd:1)", "planes(top=rans:1,rest=store)", "planes:rm(top=rans:0,rest=zstd:3)",
-                "planes(lo=store,hi=rans:1,q=zstd:3)"};
+                "planes(lo=store,hi=rans:1,q=zstd:3,rest=store)"};
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         PlanesParams P = read_params(params);

@@ -78,8 +78,8 @@ public:
         int order = args.empty() ? 1 : parse_int_arg(args[0], 0, 1, "rans");
         return Bytes{static_cast<uint8_t>(order | RANS_ORDER_X32)};
     }
-    void check_params(ByteSpan params) const { (void)flags_of(params); }
-    std::vector<std::string> sample_specs() const { return {"rans:0", "rans:1"}; }
+    void check_params(ByteSpan params) const override { (void)flags_of(params); }
+    std::vector<std::string> sample_specs() const override { return {"rans:0", "rans:1"}; }
     static int flags_of(ByteSpan params) {
         if (params.size() != 1 || (params[0] != RANS_ORDER_X32 && params[0] != (RANS_ORDER_X32 | 1)))
             throw Error("rans: bad parameters");
