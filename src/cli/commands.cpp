@@ -64,11 +64,20 @@ uint64_t decompress_work_units(const struct stat& st) {
     return S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) / 44 + 1 : UINT64_MAX;
 }
 
+// The decoder's options from the command line: threads, progress and the --memory budget.
+DecompressOptions decode_options(const Options& o, unsigned threads, ProgressFn progress = {}) {
+    DecompressOptions d;
+    d.threads = threads;
+    d.progress = std::move(progress);
+    d.memory_budget = o.compress.memory_budget;
+    return d;
+}
+
 // Decodes a finished .stz again (verification before --rm).
-void verify_container(const std::string& path, unsigned threads) {
+void verify_container(const Options& o, const std::string& path, unsigned threads) {
     FdStream s(path);
     NullSink n;
-    decompress_stream(s, n, threads);
+    decompress_stream(s, n, decode_options(o, threads));
 }
 
 void compress_one(Options& o, const std::string& in_path) {
@@ -94,7 +103,7 @@ void compress_one(Options& o, const std::string& in_path) {
         AtomicFile out(out_path, o.force, in_path == "-" ? nullptr : &src.info());
         res = compress_stream(src, out, copt);
         out.flush();
-        if (o.remove_input && !out.in_place()) verify_container(out.temp_path(), copt.threads);
+        if (o.remove_input && !out.in_place()) verify_container(o, out.temp_path(), copt.threads);
         out.commit();
         if (o.remove_input && out.in_place() && in_path != "-") {
             print_error(display(in_path), "kept: --rm needs a regular output file that can be verified");
@@ -128,19 +137,19 @@ void decompress_one(Options& o, const std::string& in_path) {
     DecompressResult res;
     if (o.mode == Mode::Test) {
         NullSink sink;
-        res = decompress_stream(in, sink, threads, prog);
+        res = decompress_stream(in, sink, decode_options(o, threads, prog));
         bar.finish();
         if (o.verbosity >= 1) std::fprintf(stderr, "%s : OK (%s)\n", display(in_path).c_str(), human_bytes(res.bytes_out).c_str());
         return;
     }
     if (to_stdout) {
         FdSink sink(1, "(stdout)");
-        res = decompress_stream(in, sink, threads, prog);
+        res = decompress_stream(in, sink, decode_options(o, threads, prog));
         sink.flush();
     } else {
         const bool from_file = in_path != "-" && S_ISREG(in.info().st_mode);
         AtomicFile out(out_path, o.force, from_file ? &in.info() : nullptr);
-        res = decompress_stream(in, out, threads, prog);
+        res = decompress_stream(in, out, decode_options(o, threads, prog));
         out.commit();
         if (o.remove_input && out.in_place() && in_path != "-") {
             print_error(display(in_path), "kept: --rm needs a regular output file");

@@ -22,7 +22,8 @@ const char* long_name_taking_value(const std::string& s) {
         {"-T", "--threads"}, {"--threads", "--threads"}, {"-o", "--output"}, {"--output", "--output"},
         {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
-        {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}};
+        {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
+        {"--memory", "--memory"}};
     for (const auto& [n, l] : names)
         if (s == n) return l;
     return nullptr;
@@ -77,6 +78,29 @@ unsigned parse_threads(const std::string& arg, int verbosity) {
     return t;
 }
 
+// --memory: bytes the chunks in flight may hold together, like xz's --memlimit: a number with
+// an optional K, M or G suffix (binary; KiB/MiB/GiB also accepted). At least 16 MiB.
+uint64_t parse_memory(const std::string& arg) {
+    size_t used = 0;
+    unsigned long long n = 0;
+    try {
+        n = std::stoull(arg, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = used ? arg.substr(used) : "";
+    static const std::pair<const char*, int> units[] = {{"", 0},    {"K", 10},   {"KiB", 10}, {"M", 20},
+                                                        {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+    int shift = -1;
+    for (const auto& [u, sh] : units)
+        if (unit == u) shift = sh;
+    if (!used || arg[0] == '-' || shift < 0 || n > (UINT64_MAX >> shift))
+        throw UsageError("--memory takes a size such as 256M or 2G, not '" + arg + "'");
+    const uint64_t bytes = uint64_t{n} << shift;
+    if (bytes < (16u << 20)) throw UsageError("--memory must be at least 16M (got '" + arg + "')");
+    return bytes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,7 +141,10 @@ int main(int argc, char** argv) {
     app.add_flag("-v,--verbose", verbose, "more output (repeatable)");
     app.add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
     app.add_flag("--no-progress", no_progress, "never show a progress bar");
-    std::string threads_arg, bench_threads_arg;
+    std::string threads_arg, bench_threads_arg, memory_arg;
+    app.add_option("-M,--memory", memory_arg,
+                   "memory the chunks in flight may use together (default 512M; e.g. 256M, 2G); peak RSS stays "
+                   "about this whatever -T and the input");
     app.add_option("-T,--threads", threads_arg, "worker threads (0 = all cores, the default; at most 4 x cores)");
     app.add_option("--level", level, "level of the general-purpose stage, as -1 .. -19")->check(CLI::Range(1, 22));
     app.add_flag("--fast", fast, "fast preset");
@@ -176,6 +203,7 @@ int main(int argc, char** argv) {
 
     try {
         o.threads = parse_threads(threads_arg, quiet ? 0 : 1 + verbose);
+        if (!memory_arg.empty()) o.compress.memory_budget = parse_memory(memory_arg);
         if (!bench_threads_arg.empty()) b.threads = std::max(1u, parse_threads(bench_threads_arg, quiet ? 0 : 1 + verbose));
     } catch (const UsageError& e) {
         print_error("", e.what());
@@ -219,7 +247,7 @@ int main(int argc, char** argv) {
             o.compress.codec.preset = *p;
         }
         o.compress.codec.level = level;
-        if (!codec.empty()) stz::parse_codec_option(codec, o.compress.codec);
+        if (!codec.empty()) stz::parse_codec_option(codec, o.compress.codec);  // exit 2 on what cannot be stored
         o.compress.hints = hints;
         o.compress.chunk_bytes = chunk_mib << 20;
         return run_files(o);

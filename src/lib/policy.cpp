@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "limits.hpp"
 #include "pipeline.hpp"
 
 namespace stz {
@@ -25,11 +26,18 @@ const char* section_group(SectionKind k) {
     }
 }
 
+namespace {
+// The writer refuses a pipeline the reader would reject; say so before the first file.
+void check_storable(const std::vector<Pipeline>& alternatives) {
+    for (const Pipeline& p : alternatives) check_pipeline_storable(p.stages.size());
+}
+}  // namespace
+
 void parse_codec_option(const std::string& text, CodecChoice& choice) {
     // "group=pipeline,..." has an '=' before any '(' (planes(top=...) is a pipeline).
     const size_t first_eq = text.find('='), first_paren = text.find('(');
     if (first_eq == std::string::npos || (first_paren != std::string::npos && first_paren < first_eq)) {
-        parse_alternatives(text, DataShape{});  // validates names and arguments now, not mid-file
+        check_storable(parse_alternatives(text, DataShape{}));  // names, arguments, stage count: now, not mid-file
         choice.all = text;
         return;
     }
@@ -40,7 +48,7 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
         static const std::string groups[] = {"kv", "meta", "logits", "zero", "opaque"};
         if (std::find(std::begin(groups), std::end(groups), group) == std::end(groups))
             throw Error("--codec: unknown group '" + group + "' (kv, meta, logits, zero, opaque)");
-        parse_alternatives(pipe, DataShape{});
+        check_storable(parse_alternatives(pipe, DataShape{}));
         choice.groups[group] = pipe;
     }
 }

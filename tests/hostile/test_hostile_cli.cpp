@@ -272,3 +272,23 @@ TEST_CASE("hostile cli: -l warns about sizes a crafted end record cannot hold", 
     REQUIRE(sh(kBin + " -l " + d + "/ok.stz > /dev/null 2> " + d + "/err2") == 0);
     CHECK(slurp(d + "/err2").empty());
 }
+
+TEST_CASE("hostile cli: a pipeline the reader would reject is refused before any output (exit 2)", "[hostile][cli]") {
+    std::string d = temp_dir("h-stages");
+    std::string nine = "store";
+    for (int i = 0; i < 8; ++i) nine += "+store";
+    CHECK(sh(kBin + " -q --codec " + nine + " -o " + d + "/x.stz '" + kSample + "' 2> " + d + "/err") == 2);
+    CHECK(!exists(d + "/x.stz"));
+    CHECK(slurp(d + "/err").find("stages") != std::string::npos);
+    CHECK(sh(kBin + " -q --codec kv=" + nine + " -o " + d + "/x.stz '" + kSample + "' 2>/dev/null") == 2);
+    CHECK(leftover_temp_files(d) == 0);
+}
+
+TEST_CASE("hostile cli: --memory takes a size and bounds both directions", "[hostile][cli]") {
+    std::string d = temp_dir("h-memory");
+    for (const char* bad : {"1K", "-5M", "12X", "", "99999999999999999999G"})
+        CHECK(sh(kBin + " -q --memory '" + bad + "' -o " + d + "/x.stz '" + kSample + "' 2>/dev/null") == 2);
+    REQUIRE(sh(kBin + " -q -M 16M -T 4 -o " + d + "/x.stz '" + kSample + "'") == 0);
+    REQUIRE(sh(kBin + " -q -d --memory 1G -T 4 -c " + d + "/x.stz > " + d + "/back") == 0);
+    CHECK(read_file(d + "/back") == read_file(kSample));
+}
