@@ -127,25 +127,37 @@ def write_results(args, files, per_file, kv, speed_by_type, bound_by_type):
          f"Date: {datetime.date.today()}; machine: {os.cpu_count()} cores, {cpu}; single-threaded (`-T1`, tools with `-T1`).",
          f"Timed runs per measurement: {args.runs} after one warm-up, median. statezip is timed in-process (no I/O); the system",
          "tools as processes on files in a temp folder (their start-up is included, which penalises them on small files).",
-         "Ratio = original bytes / compressed bytes. MB/s = original bytes per second.", ""]
+         "Ratio = original bytes / compressed bytes. MB/s = original bytes per second. ×zstd:3 = speed as a multiple of",
+         "statezip's in-process `zstd:3` measured in the same run on the same bytes (the fair speed reference on a",
+         "shared, noisy machine).", ""]
     # Totals per folder
     L += ["## Totals per corpus folder", ""]
     folders = sorted({fr["folder"] for fr in per_file})
     methods = [r["pipeline"] for r in per_file[0]["results"]]
-    L.append("| method | " + " | ".join(f"{fo} ratio | {fo} comp MB/s | {fo} decomp MB/s" for fo in folders) + " |")
+    L.append("| method | " + " | ".join(f"{fo} ratio | {fo} comp MB/s (×zstd:3) | {fo} decomp MB/s (×zstd:3)"
+                                       for fo in folders) + " |")
     L.append("|---|" + "---|---|---|" * len(folders))
+
+    def folder_totals(m, fo):
+        raw = packed = ct = dt = 0
+        for fr in per_file:
+            if fr["folder"] != fo:
+                continue
+            r = next(x for x in fr["results"] if x["pipeline"] == m)
+            raw += fr["bytes"]; packed += r["compressed_bytes"]
+            ct += fr["bytes"] / 1e6 / r["compress_mbps"]; dt += fr["bytes"] / 1e6 / r["decompress_mbps"]
+        return raw, packed, ct, dt
+
     for m in methods:
         cells = []
         for fo in folders:
-            raw = packed = ct = dt = 0
-            for fr in per_file:
-                if fr["folder"] != fo:
-                    continue
-                r = next(x for x in fr["results"] if x["pipeline"] == m)
-                raw += fr["bytes"]; packed += r["compressed_bytes"]
-                ct += fr["bytes"] / 1e6 / r["compress_mbps"]; dt += fr["bytes"] / 1e6 / r["decompress_mbps"]
-            cells.append(f"{raw / packed:.4f} | {raw / 1e6 / ct:.1f} | {raw / 1e6 / dt:.1f}")
+            raw, packed, ct, dt = folder_totals(m, fo)
+            _, _, zct, zdt = folder_totals("zstd:3", fo) if "zstd:3" in methods else (0, 0, 0, 0)
+            rel = lambda t, z: f" ({z / t:.2f}×)" if z else ""
+            cells.append(f"{raw / packed:.4f} | {raw / 1e6 / ct:.1f}{rel(ct, zct)} | {raw / 1e6 / dt:.1f}{rel(dt, zdt)}")
         L.append(f"| {m} | " + " | ".join(cells) + " |")
+    L += ["", "Published peer totals on the current corpus (../shared/docs/baselines.md, not re-run here): OpenZL 0.2.3",
+          "with a hand-written SDDL2 description + `zli train` 1.239; OpenZL untrained 1.226; OpenZL le-u16 profile 1.148."]
     L += ["", "Bytes: " + ", ".join(f"{fo} {sum(fr['bytes'] for fr in per_file if fr['folder'] == fo):,} in "
                                    f"{sum(1 for fr in per_file if fr['folder'] == fo)} files" for fo in folders), ""]
     # Per type
@@ -153,16 +165,17 @@ def write_results(args, files, per_file, kv, speed_by_type, bound_by_type):
           "statezip: stored bytes of the K/V sections when compressing whole files. System tools: run on the K/V",
           "sections of each file, extracted per type. Speeds of statezip: whole files whose K and V are all of that",
           "type (metadata included); of the tools: on the extracted sections.", ""]
-    L.append("| type | K+V bytes | method | ratio | vs xz -9 bytes | comp MB/s | decomp MB/s |")
+    L.append("| type | K+V bytes | method | ratio | vs xz -9 bytes | comp MB/s (×zstd:3) | decomp MB/s (×zstd:3) |")
     L.append("|---|---|---|---|---|---|---|")
     for t in sorted(kv):
         xz = kv[t].get("xz -9")
         for m in sorted(kv[t], key=lambda m: -kv[t][m][0] / max(1, kv[t][m][1])):
             raw, packed, ct, dt = kv[t][m]
             if m.startswith("statezip"):
-                sp = speed_by_type[t].get(m)
-                cs = f"{sp[0] / 1e6 / sp[1]:.1f}" if sp and sp[1] else "–"
-                ds = f"{sp[0] / 1e6 / sp[2]:.1f}" if sp and sp[2] else "–"
+                sp, z = speed_by_type[t].get(m), speed_by_type[t].get("statezip zstd:3")
+                rel = lambda i: f" ({z[i] / sp[i]:.2f}×)" if z and z[i] else ""
+                cs = f"{sp[0] / 1e6 / sp[1]:.1f}{rel(1)}" if sp and sp[1] else "–"
+                ds = f"{sp[0] / 1e6 / sp[2]:.1f}{rel(2)}" if sp and sp[2] else "–"
             else:
                 cs, ds = f"{raw / 1e6 / ct:.1f}", f"{raw / 1e6 / dt:.1f}"
             vs = f"{packed / xz[1]:.3f}" if xz else "–"
