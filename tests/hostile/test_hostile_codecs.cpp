@@ -7,94 +7,13 @@
 #include <algorithm>
 
 #include "../test_util.hpp"
+#include "hostile.hpp"
 
 using namespace stz;
 using namespace stztest;
+using namespace stzhostile;
 
 namespace {
-
-struct RawStage {
-    uint8_t codec;
-    uint32_t in_size;
-    Bytes params;
-};
-
-Bytes le64(uint64_t a) {
-    Bytes b;
-    append_le<uint64_t>(b, a);
-    return b;
-}
-Bytes le64x2(uint64_t a, uint64_t b) {
-    Bytes p = le64(a);
-    append_le<uint64_t>(p, b);
-    return p;
-}
-Bytes chanctx_params(unsigned record, uint8_t flags, uint64_t row_records, const Bytes& classes) {
-    Bytes p{static_cast<uint8_t>(record), flags};
-    append_le<uint64_t>(p, row_records);
-    append_bytes(p, classes);
-    return p;
-}
-
-// A complete .stz of one opaque section and one chunk, written byte by byte (not by
-// ContainerWriter, which refuses what the reader rejects), with every checksum valid. The
-// file and chunk claim `declared` bytes (default: the size of `raw`, whose hash is stored).
-Bytes craft_stz(const Bytes& raw, const std::vector<RawStage>& stages, const Bytes& payload, uint32_t declared = 0) {
-    const uint32_t raw_size = declared ? declared : static_cast<uint32_t>(raw.size());
-    ContainerHeader h;
-    h.original_size = raw_size;
-    Section s;
-    s.name = "data";
-    s.size = raw_size;
-    h.sections.push_back(s);
-    MemorySink sink;
-    { ContainerWriter w(sink, h); }  // writes the header only
-    Bytes out = sink.out;
-    const uint64_t chunk_at = out.size();
-    Bytes rec;
-    rec.push_back(1);
-    append_le<uint32_t>(rec, 0);
-    append_le<uint64_t>(rec, 0);
-    append_le<uint32_t>(rec, raw_size);
-    append_le<uint32_t>(rec, static_cast<uint32_t>(payload.size()));
-    rec.push_back(static_cast<uint8_t>(stages.size()));
-    for (const auto& st : stages) {
-        rec.push_back(st.codec);
-        append_le<uint32_t>(rec, st.in_size);
-        rec.push_back(static_cast<uint8_t>(st.params.size()));
-        append_bytes(rec, st.params);
-    }
-    append_le<uint64_t>(rec, hash64(raw));
-    Hasher ch;
-    ch.update(rec);
-    ch.update(payload);
-    append_le<uint64_t>(rec, ch.digest());
-    append_bytes(out, rec);
-    append_bytes(out, payload);
-    const uint64_t end_at = out.size();
-    Bytes end;
-    end.push_back(0);
-    append_le<uint32_t>(end, 1);
-    append_le<uint64_t>(end, chunk_at);
-    append_le<uint32_t>(end, 0);
-    append_le<uint32_t>(end, raw_size);
-    append_le<uint32_t>(end, static_cast<uint32_t>(payload.size()));
-    append_le<uint64_t>(end, raw_size);
-    append_le<uint64_t>(end, hash64(raw));
-    append_le<uint64_t>(end, hash64(end));
-    append_le<uint64_t>(end, end_at);
-    end.insert(end.end(), kStzTrailerMagic, kStzTrailerMagic + 8);
-    append_bytes(out, end);
-    return out;
-}
-
-// One stage of `codec` with `params` over `raw`, the payload encoded with `good_params`.
-Bytes craft_one_stage(const std::string& codec, const Bytes& good_params, const Bytes& params, const Bytes& raw) {
-    const Codec* c = find_codec(codec);
-    Bytes payload;
-    c->encode(raw, good_params, payload);
-    return craft_stz(raw, {{c->id(), static_cast<uint32_t>(raw.size()), params}}, payload);
-}
 
 // The error a decode of `stz` gives, or "" if it decodes.
 std::string decode_error(const Bytes& stz) {
@@ -108,26 +27,17 @@ std::string decode_error(const Bytes& stz) {
     return "";
 }
 
-// Some f16-like rows: repeated values, so every codec has something to model.
-Bytes sample_rows(size_t n) {
-    Bytes b = random_bytes(n, 77);
-    for (size_t i = 0; i < n; i += 2) b[i + 1 < n ? i + 1 : i] = static_cast<uint8_t>(0x3c + (i / 64) % 3);
-    std::fill(b.begin() + n / 2, b.begin() + n / 2 + n / 8, 0);
-    return b;
-}
-
 }  // namespace
 
 TEST_CASE("hostile: chanctx row_records = 2^63+1 with the match model is refused, not a crash", "[hostile]") {
-    const Bytes raw = sample_rows(8192);
-    // One-byte records: kHistory x rows wraps to 2, so record 2 reads 2^63+1 records back.
-    const Bytes good = chanctx_params(1, 2, 32, {1});
-    const Bytes bad = chanctx_params(1, 2, (1ull << 63) + 1, {1});
-    const std::string err = decode_error(craft_one_stage("chanctx", good, bad, raw));
+    const std::string err = decode_error(chanctx_row_records(8192));
     INFO(err);
     CHECK(err.find("bad parameters") != std::string::npos);
     CHECK(err.find("chunk 0") != std::string::npos);
     // and the codec alone refuses them too (decode validates, whoever calls it)
+    const Bytes raw = sample_rows(8192);
+    const Bytes good = chanctx_params(1, 2, 32, {1});
+    const Bytes bad = chanctx_params(1, 2, (1ull << 63) + 1, {1});
     Bytes payload, out;
     find_codec("chanctx")->encode(raw, good, payload);
     CHECK_THROWS_AS(find_codec("chanctx")->decode(payload, bad, raw.size(), out), Error);
@@ -232,23 +142,12 @@ private:
 }  // namespace
 
 TEST_CASE("hostile: listing a small or sparse file that claims a huge chunk count allocates nothing first", "[hostile]") {
-    CompressOptions opt;
-    opt.codec.all = "zstd:3";
-    const Bytes real = compress_bytes(sample_rows(3000), opt);
-    const uint64_t header = 16 + load_le<uint32_t>(real.data() + 12) + 8;
-    // End record right after the header, claiming as many chunks as the apparent size allows.
-    const uint64_t size = (256ull << 20) + 1;  // apparent size of the crafted file
-    const uint64_t end = header;
-    const uint64_t n = (size - 16 - end - 29) / 20;
-    const uint64_t file_size = end + n * 20 + 29 + 16;
-    Bytes end_head{0};
-    append_le<uint32_t>(end_head, static_cast<uint32_t>(n));
-    Bytes trailer = le64(end);
-    trailer.insert(trailer.end(), kStzTrailerMagic, kStzTrailerMagic + 8);
-    SparseSource src(file_size, {{0, Bytes(real.begin(), real.begin() + header)}, {end, end_head}, {file_size - 16, trailer}});
+    // The end record right after the header claims as many chunks as the apparent size allows.
+    const SparseImage img = huge_chunk_count((256ull << 20) + 1);
+    SparseSource src(img.size, img.pieces);
     try {
         (void)list_container(src);
-        FAIL("listed a file with " << n << " chunks");
+        FAIL("listed a file with " << (img.size >> 20) << " MiB of chunk index");
     } catch (const DataError& e) {
         CHECK(std::string(e.what()).find("chunks") != std::string::npos);
     } catch (const Error& e) {
@@ -260,13 +159,7 @@ TEST_CASE("hostile: listing a small or sparse file that claims a huge chunk coun
 TEST_CASE("hostile: a stage declaring more output than its input can justify is refused before decoding", "[hostile]") {
     // 64 MiB of chanctx output claimed from ~100 bytes (bf16 records: both bytes modelled, no
     // raw plane), where at most ~4 KiB per input byte can exist. 0.1.0 decoded it all.
-    const Bytes params = chanctx_params(2, 2, 32, {2, 1});
-    Bytes payload;
-    append_le<uint32_t>(payload, 96);
-    append_bytes(payload, random_bytes(96, 5));
-    const Bytes raw(16, 0);  // its content is irrelevant: the chunk record is checked first
-    const Bytes stz = craft_stz(raw, {{10, 64u << 20, params}}, payload, 64u << 20);
-    const std::string err = decode_error(stz);
+    const std::string err = decode_error(oversized_stage(64u << 20));
     INFO(err);
     CHECK(err.find("cannot decode to the declared") != std::string::npos);
 }
@@ -275,15 +168,10 @@ TEST_CASE("hostile: a range-coder stream that runs past its end is refused as it
     // f16 records without the match model: the low byte from the raw plane, the high byte
     // range coded. 16 range-coder bytes cannot hold 100000 modelled bytes of noise.
     const Codec* c = find_codec("chanctx");
-    const Bytes params = chanctx_params(2, 0, 64, {0, 1});
     const size_t records = 100000;
-    Bytes in;
-    append_le<uint32_t>(in, 16);
-    append_bytes(in, random_bytes(16, 9));
-    append_bytes(in, random_bytes(records, 10));  // the raw low-byte plane
     Bytes out;
     try {
-        c->decode(in, params, records * 2, out);
+        c->decode(chanctx_range_overrun_payload(records), chanctx_range_overrun_params(), records * 2, out);
         FAIL("decoded");
     } catch (const Error& e) {
         CHECK(std::string(e.what()).find("read past the end") != std::string::npos);

@@ -10,12 +10,14 @@
 #include <thread>
 #include <unistd.h>
 
+#include "hostile.hpp"
 #include "synth.hpp"
 #include "../test_util.hpp"
 #include "thread_pool.hpp"
 
 using namespace stz;
 using namespace stztest;
+using namespace stzhostile;
 
 // AddressSanitizer reserves terabytes of shadow memory (an address-space limit breaks it)
 // and keeps freed memory in quarantine (peak RSS says nothing about the engine).
@@ -78,39 +80,6 @@ ChildResult run_bounded(const std::function<bool()>& check, int seconds, uint64_
     }
 }
 
-void put32(Bytes& b, uint32_t v) { append_le<uint32_t>(b, v); }
-void put64(Bytes& b, uint64_t v) { append_le<uint64_t>(b, v); }
-
-// ggsq v2 whose body is `n` empty memory records (u32 n_stream = 1, u32 cell_count = 0):
-// grammatical, and two sections per 8 bytes.
-Bytes ggsq2_empty_records(size_t n) {
-    Bytes b;
-    put32(b, 0x67677371), put32(b, 2), put32(b, 0);
-    for (size_t i = 0; i < n; ++i) put32(b, 1), put32(b, 0);
-    return b;
-}
-
-// ggsq v2 of `records` KV records of one cell and 512 layers whose K and V rows are one
-// random f16 each: two sections per 14 bytes, incompressible.
-Bytes ggsq2_many_layers(size_t records, uint64_t seed) {
-    Bytes b;
-    put32(b, 0x67677371), put32(b, 2), put32(b, 0);
-    Bytes noise = random_bytes(records * 1024 * 2, seed);
-    size_t k = 0;
-    for (size_t r = 0; r < records; ++r) {
-        put32(b, 1);                             // n_stream
-        put32(b, 1);                             // cell_count
-        put32(b, static_cast<uint32_t>(r)), put32(b, 0);  // cell: pos, no seq ids
-        put32(b, 0), put32(b, 512);              // v_trans, n_layer
-        for (int kv = 0; kv < 2; ++kv)
-            for (int il = 0; il < 512; ++il) {
-                put32(b, 1), put64(b, 2);  // f16, 2-byte rows
-                b.push_back(noise[k++]), b.push_back(noise[k++]);
-            }
-    }
-    return b;
-}
-
 ParsedFile parse(const Bytes& b, const ParseHints& h = {}) {
     MemorySource src(b);
     return parse_state_file(src, h);
@@ -163,13 +132,7 @@ TEST_CASE("hostile: a parser stops at kMaxParsedSections instead of building a h
 
 TEST_CASE("hostile: a V-less trial per record does not copy the section list (14.8)", "[hostile][formats]") {
     // K-only records (the V entries are absent, found by trial): each trial used to copy the list.
-    Bytes b;
-    put32(b, 0x67677371), put32(b, 2), put32(b, 0);
-    const size_t records = 60000;
-    for (size_t r = 0; r < records; ++r) {
-        put32(b, 1), put32(b, 1), put32(b, 0), put32(b, 0), put32(b, 0), put32(b, 1);  // 1 stream, 1 cell, 1 layer
-        put32(b, 1), put64(b, 2), b.push_back(0), b.push_back(0x3c);                   // K: f16, one 2-byte row
-    }
+    const Bytes b = ggsq2_k_only_records(60000);
     ChildResult r = run_bounded([&] { return parse(b).format == "ggsq"; }, 120);
     CHECK(r.finished);
     CHECK(r.status == 0);
