@@ -36,9 +36,10 @@ Bytes le64x2(uint64_t a, uint64_t b) {
 }
 
 Bytes chanctx_params(unsigned record, uint8_t flags, uint64_t row_records, const Bytes& classes) {
-    Bytes p{static_cast<uint8_t>(record), flags};
-    append_le<uint64_t>(p, row_records);
-    p.insert(p.end(), classes.begin(), classes.end());  // (append_bytes trips a GCC 12 false -Wstringop-overread)
+    Bytes p(10 + classes.size());  // sized up front: appending trips a GCC 12 false -Wstringop-overread
+    p[0] = static_cast<uint8_t>(record), p[1] = flags;
+    store_le<uint64_t>(p.data() + 2, row_records);
+    std::copy(classes.begin(), classes.end(), p.begin() + 10);
     return p;
 }
 
