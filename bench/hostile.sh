@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Time and peak RSS of statezip on the hostile inputs of issue 14, as a markdown table. This
+# is where they are measured: the unit tests (tests/hostile/) check behaviour, not timings.
+#   bench/hostile.sh [BUILD]        BUILD: build folder with statezip, stz-hostile, stz-gen (default: build)
+# With STATEZIP_OLD=/path/to/an/older/statezip (e.g. 0.1.0) a last column gives that binary's
+# result on the inputs it can read, each run bounded by 60 s and 8 GiB of address space.
+# Every input is generated (tools/stz-hostile, stz-gen, truncate) in a private folder removed
+# on exit. Each run: /usr/bin/time (elapsed s, max RSS), `timeout 120`. About 1 min on 2 cores.
+set -euo pipefail
+
+BUILD=${1:-build}
+STZ=$BUILD/statezip
+HOSTILE=$BUILD/stz-hostile
+GEN=$BUILD/stz-gen
+OLD=${STATEZIP_OLD:-}
+for b in "$STZ" "$HOSTILE" "$GEN" ${OLD:+"$OLD"}; do
+    if [ ! -x "$b" ]; then
+        echo "hostile.sh: $b is missing (cmake --build $BUILD --target statezip stz-hostile stz-gen)" >&2
+        exit 2
+    fi
+done
+[ -x /usr/bin/time ] || { echo "hostile.sh: needs GNU time (/usr/bin/time)" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/stz-hostile.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# measure LIMIT CMD...: runs CMD (stdout discarded) under timeout and GNU time; sets
+# m_exit (code, with the signal or timeout named), m_msg (first stderr line), m_sec, m_mib.
+measure() {
+    local limit=$1 rc=0
+    shift
+    /usr/bin/time -o "$work/time" -f "%e %M" timeout "$limit" "$@" >/dev/null 2>"$work/err" </dev/null || rc=$?
+    m_exit=$rc
+    if [ "$rc" -eq 124 ]; then
+        m_exit="124 (timeout ${limit} s)"
+    elif [ "$rc" -gt 128 ]; then
+        m_exit="$rc (SIG$(kill -l $((rc - 128))))"
+    fi
+    m_msg=$(head -n 1 "$work/err" | sed -e "s|$work/||g" -e 's/|/\\|/g' | cut -c1-140)
+    read -r m_sec m_kb < <(tail -n 1 "$work/time")
+    m_mib=$(awk -v k="$m_kb" 'BEGIN { printf "%.0f", k / 1024 }')
+}
+
+size_of() { stat -c %s "$1" 2>/dev/null || echo "-"; }
+
+header="| case | command | exit | stderr, first line | s | peak RSS MiB | in → out bytes |"
+rule="|---|---|---|---|---:|---:|---|"
+if [ -n "$OLD" ]; then
+    header+=" 0.1.0: exit, s, MiB, stderr |"
+    rule+="---|"
+fi
+echo "$header"
+echo "$rule"
+
+# row CASE OLD(yes|no) ARGS...: one statezip run. In ARGS, @OUT@ is the output file (a fresh
+# one for each binary) and IN=path marks the input whose size is reported (given as path).
+row() {
+    local name=$1 with_old=$2
+    shift 2
+    local args=() shown="statezip" in="" a
+    for a in "$@"; do
+        if [ "${a#IN=}" != "$a" ]; then a=${a#IN=}; in=$a; fi
+        args+=("$a")
+        shown+=" ${a#"$work"/}"
+    done
+    shown=${shown//@OUT@/OUT}
+    rm -f "$work/new.out" "$work/old.out"
+    measure 120 "$STZ" "${args[@]//@OUT@/$work/new.out}"
+    local sizes=""
+    if [ -n "$in" ] && [ -e "$work/new.out" ]; then sizes="$(size_of "$in") → $(size_of "$work/new.out")"; fi
+    local line="| $name | \`$shown\` | $m_exit | $m_msg | $m_sec | $m_mib | $sizes |"
+    if [ -n "$OLD" ]; then
+        if [ "$with_old" = yes ]; then
+            measure 60 prlimit --as=8589934592 "$OLD" "${args[@]//@OUT@/$work/old.out}"
+            line+=" $m_exit, $m_sec s, $m_mib MiB${m_msg:+, $m_msg} |"
+        else
+            line+=" not run |"
+        fi
+    fi
+    echo "$line"
+}
+keep() { mv "$work/new.out" "$work/$1"; }  # keep the last row's output for the next rows
+
+# 14.1: chanctx with row_records = 2^63+1 and the match model (0.1.0: SIGSEGV).
+"$HOSTILE" chanctx-row-records "$work/rowrec.stz"
+row "chanctx-row-records (14.1)" yes -T 1 -t "$work/rowrec.stz"
+row "chanctx-row-records (14.1)" yes -T 1 -f -d "$work/rowrec.stz" -o @OUT@
+
+# 14.8: 64 MiB declared by a ~300-byte file; a 64 MiB stage whose range coder overruns.
+"$HOSTILE" oversized-stage "$work/oversized.stz"
+row "oversized-stage (14.8)" yes -T 1 -t "$work/oversized.stz"
+"$HOSTILE" range-overrun "$work/overrun.stz" --size $((64 << 20))
+row "range-overrun, 64 MiB (14.8)" yes -T 1 -t "$work/overrun.stz"
+
+# 14.7: -l of a sparse 1 GiB file whose end record claims ~54 M chunks.
+"$HOSTILE" huge-chunk-count "$work/chunks.stz" --size $((1 << 30))
+row "huge-chunk-count, 1 GiB sparse (14.7)" yes -l "$work/chunks.stz"
+
+# 14.7: 4 GiB of zeros (sparse) in 64 MiB chunks: memory in flight must not grow with -T.
+truncate -s 4G "$work/zeros.bin"
+row "big-chunks, 4 GiB zeros (14.7)" no -q -f -T 1 --chunk-size 64 "IN=$work/zeros.bin" -o @OUT@
+row "big-chunks, 4 GiB zeros (14.7)" no -q -f -T 16 --chunk-size 64 "IN=$work/zeros.bin" -o @OUT@
+keep zeros.stz
+row "big-chunks, 4 GiB zeros (14.7)" yes -T 1 -t "$work/zeros.stz"
+row "big-chunks, 4 GiB zeros (14.7)" yes -T 16 -t "$work/zeros.stz"
+row "big-chunks, 4 GiB zeros (14.7)" yes -T 16 -d -c "$work/zeros.stz"
+
+# 14.4, 14.8, 14.10: ggsq v2 of empty memory records (two sections per 8 bytes).
+"$HOSTILE" tiny-sections "$work/tiny128k.bin" --size $((128 << 10))
+row "tiny-sections, 128 KiB (14.8, 14.10)" yes -q -f -T 1 "IN=$work/tiny128k.bin" -o @OUT@
+"$HOSTILE" tiny-sections "$work/tiny12m.bin" --size 12600000
+row "tiny-sections, 12.6 MB (14.4, 14.8)" no -q -f -T 1 "IN=$work/tiny12m.bin" -o @OUT@
+keep tiny12m.stz
+row "tiny-sections, 12.6 MB (14.4, 14.8)" no -T 1 -t "$work/tiny12m.stz"
+
+# 14.10: incompressible 1-cell 512-layer records (two sections per 14 bytes).
+"$HOSTILE" many-layers "$work/layers.bin"
+row "many-layers (14.10)" yes -q -f -T 1 "IN=$work/layers.bin" -o @OUT@
+row "many-layers (14.10)" yes -q -f -T 1 --max "IN=$work/layers.bin" -o @OUT@
+
+# 14.9: geometry hints whose product wraps to the blob's real row size (4 x 512 x f16).
+"$GEN" legacy-dump "$work/legacy.bin" --layers 4 --ctx 256 --embd 512 --cells 50
+row "geometry hints (14.9)" yes -q -f -T 1 --n-layer 9223372036854775809 --n-embd 2048 "IN=$work/legacy.bin" -o @OUT@
+
+# 14.6: absurd thread counts.
+row "threads (14.6)" yes -q -f -T 100000 "IN=$work/legacy.bin" -o @OUT@
