@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cost growth with input size: compress/decompress wall time, MB/s and peak RSS of statezip
 # on generated session files of 100 MB, 1 GB and 8 GB (tools' stz-gen, v10 layout, 32 layers
-# x 1024-wide f16 K/V), with -T1 and -T2 (only -T2 above 2 GB). Prints a Markdown table.
+# x 1024-wide f16 K/V), with -T1 and -T2 (only -T2 above 2 GB), and statezip --codec zstd:3 as the
+# speed reference measured in the same run. Prints a Markdown table.
 #   bench/scale.sh [BUILD_DIR] [SIZES...]      (default sizes: 100000000 1000000000 8000000000)
 # Needs ~3x the largest size in free space under ${TMPDIR:-/tmp}.
 set -euo pipefail
@@ -19,7 +20,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in "${SIZES[@]}"; do
   "$GEN" session10 "$DIR/in.bin" --size "$size" --layers 32 --embd 1024 --seed 7
   real=$(stat -c %s "$DIR/in.bin")
-  for preset in "--fast" ""; do
+  for preset in "--codec=zstd:3" "--fast" ""; do  # zstd:3 in the same run: the speed reference
     threads="1 2"
     [ "$size" -gt 2000000000 ] && threads="2"  # -T1 vs -T2 is measured on the smaller sizes
     for t in $threads; do
