@@ -73,7 +73,9 @@ row() {
     if [ -n "$OLD" ]; then
         if [ "$with_old" = yes ]; then
             measure 60 prlimit --as=8589934592 "$OLD" "${args[@]//@OUT@/$work/old.out}"
-            line+=" $m_exit, $m_sec s, $m_mib MiB${m_msg:+, $m_msg} |"
+            local out=""
+            if [ -n "$in" ] && [ -e "$work/old.out" ]; then out=", → $(size_of "$work/old.out") bytes"; fi
+            line+=" $m_exit, $m_sec s, $m_mib MiB$out${m_msg:+, $m_msg} |"
         else
             line+=" not run |"
         fi
