@@ -150,14 +150,6 @@ bool same_layout(const Section& a, const Section& b) {
            a.row_elems == b.row_elems && a.transposed == b.transposed && a.filled_elems == b.filled_elems;
 }
 
-// "kv.k[0]" .. "kv.k[4]" -> "kv.k[0..4]"; other names -> "<first>..+<n - 1>".
-std::string range_name(const std::string& first, const std::string& last, size_t n) {
-    const size_t a = first.rfind('['), b = last.rfind('[');
-    if (a != std::string::npos && a == b && first.compare(0, a, last, 0, b) == 0 && first.back() == ']' && last.back() == ']')
-        return first.substr(0, first.size() - 1) + ".." + last.substr(b + 1);
-    return first + "..+" + std::to_string(n - 1);
-}
-
 constexpr uint64_t kMaxGatherHead = 64;
 
 std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoice& codec, uint64_t target,
@@ -188,7 +180,7 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
         }
         const Section& last = in[i + n * stride - 1];
         Written w{body, body};
-        w.section.name = range_name(body.name, last.name, n);
+        w.section.name = body.name + ".." + last.name;  // "kv.k[0]..kv.k[4]"
         w.section.offset = in[i].offset;
         w.section.size = last.offset + last.size - in[i].offset;
         if (head) {  // the header entry has no row structure: the heads interrupt the rows
