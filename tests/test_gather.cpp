@@ -205,7 +205,8 @@ TEST_CASE("the plan gathers the K layers of a file into one section; output is t
             stzsynth::Spec spec;
             spec.flavour = flavour;
             spec.k_type = k;
-            spec.cells = 90;
+            spec.n_embd = 64;
+            spec.cells = 260;  // q8_0 layers of 17 KB: quant layers under 16 KiB are not gathered
             const Bytes file = synth(spec);
             const ParsedFile pf = parse(file);
             INFO(flavour << " " << elem_type_info(k).name);
@@ -285,6 +286,21 @@ TEST_CASE("the plan gathers only equal, adjacent layers within the chunk target"
         REQUIRE(gathered(p).size() == 3);
         for (const Section* s : gathered(p)) CHECK(s->size == 2 * (12 + 31 * 64));
         for (const ChunkJob& c : p.chunks) CHECK(c.size <= 4096);
+    }
+    SECTION("quant layers under 16 KiB are not gathered (zstd codes small quant planes better)") {
+        auto q8 = [&](uint64_t rows) {
+            ParsedFile pf;
+            pf.format = "raw";
+            SectionList list;
+            for (int l = 0; l < 3; ++l) {
+                list.add("kv.k[" + std::to_string(l) + "].hdr", SectionKind::Meta, 12);
+                list.add_rows("kv.k[" + std::to_string(l) + "]", SectionKind::KvKey, ElemType::Q8_0, rows, 64);
+            }
+            pf.sections = std::move(list.sections());
+            return pf;
+        };
+        CHECK(gathered(make_plan(q8(240), CodecChoice{}, 1u << 20)).empty());      // 16320 B layers
+        CHECK(gathered(make_plan(q8(241), CodecChoice{}, 1u << 20)).size() == 1);  // 16388 B layers
     }
     SECTION("the max preset (alternatives) and pipelines not starting with planes are not gathered") {
         CodecChoice max;
