@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace stz {
 
@@ -21,22 +22,24 @@ uint64_t entry_bytes(const Section& s) { return 2 + s.name.size() + 3 + 5 * 8; }
 
 // A section as written, and what it is coded as: itself, or for a gathered run of K (or V)
 // layers [head, body] x n, the body's pipeline over records of head + body bytes.
+// (One Section per written section: a hostile file may have a million.)
 struct Written {
-    Section section;   // the header entry
-    Section coded_as;  // the section whose pipeline and row shape apply
+    Section section;              // the header entry
+    std::optional<Section> body;  // gathered: the layer whose pipeline and row shape apply
     uint64_t record_bytes = 0;
     uint32_t record_head = 0;
+    const Section& coded_as() const { return body ? *body : section; }
 };
 
 std::vector<Written> as_written(std::vector<Section> sections) {
     std::vector<Written> out;
     out.reserve(sections.size());
-    for (Section& s : sections) out.push_back({s, std::move(s)});
+    for (Section& s : sections) out.push_back({std::move(s)});
     return out;
 }
 
 DataShape coded_shape(const Written& w) {
-    DataShape sh = w.coded_as.shape();
+    DataShape sh = w.coded_as().shape();
     sh.record_bytes = w.record_bytes;
     sh.record_head = w.record_head;
     return sh;
@@ -56,7 +59,7 @@ uint64_t record_bytes(const SectionPlan& sp) {
 // Pipeline and chunk step of one section; rows too large for a chunk make it plain bytes.
 SectionPlan plan_section(const Written& w, const CodecChoice& codec, uint64_t target, uint64_t& step) {
     SectionPlan sp;
-    sp.spec = choose_pipeline(w.coded_as, codec);
+    sp.spec = choose_pipeline(w.coded_as(), codec);
     sp.shape = coded_shape(w);
     step = target;
     if (sp.shape.record_bytes) {  // gathered runs are at most one target long: whole records per chunk
@@ -81,14 +84,15 @@ Plan plan_sections(const ParsedFile& parsed, std::vector<Written> written, const
     h.format_version = parsed.version ? *parsed.version : -1;
     h.detail = parsed.detail;
     h.note = note;
-    for (const Written& w : written) h.sections.push_back(w.section);
-    for (const Section& s : h.sections) h.original_size += s.size;
+    for (const Written& w : written) h.original_size += w.section.size;
     plan.header_bound = kHeaderFixedBytes + h.format.size() + h.detail.size() + h.note.size();
     plan.overhead_bound = plan.header_bound + kEndBytes;
-    for (uint32_t si = 0; si < h.sections.size(); ++si) {
-        const Section& s = h.sections[si];
+    h.sections.reserve(written.size());
+    for (uint32_t si = 0; si < written.size(); ++si) {
         uint64_t step = 0;
         plan.sections.push_back(plan_section(written[si], codec, target, step));
+        h.sections.push_back(std::move(written[si].section));
+        const Section& s = h.sections.back();
         const uint64_t per_chunk = record_bytes(plan.sections.back());
         plan.header_bound += entry_bytes(s);
         plan.overhead_bound += entry_bytes(s);
@@ -180,12 +184,12 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
         }
         if (n < 2) {
             written_of.push_back(static_cast<uint32_t>(out.size()));
-            out.push_back({in[i], in[i]});
+            out.push_back({in[i]});
             ++i;
             continue;
         }
         const Section& last = in[i + n * stride - 1];
-        Written w{body, body};
+        Written w{body, body};  // body: the header entry's fields, then its range
         w.section.name = body.name + ".." + last.name;  // "kv.k[0]..kv.k[4]"
         w.section.offset = in[i].offset;
         w.section.size = last.offset + last.size - in[i].offset;
@@ -195,7 +199,7 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
             w.record_head = static_cast<uint32_t>(head);
         } else {  // bodies back to back: one section of all their rows
             w.section.rows = body.rows * n;
-            w.coded_as = w.section;
+            w.body.reset();
         }
         for (size_t k = 0; k < n * stride; ++k) written_of.push_back(static_cast<uint32_t>(out.size()));
         out.push_back(std::move(w));
@@ -221,7 +225,7 @@ Cost estimate(const ParsedFile& parsed, const std::vector<Written>& sections, co
         c.header += entry_bytes(s);
         if (!s.size) continue;
         const DataShape sh = coded_shape(w);
-        std::string key = choose_pipeline(w.coded_as, codec) + "\n" + std::to_string(int(sh.kind)) + "," +
+        std::string key = choose_pipeline(w.coded_as(), codec) + "\n" + std::to_string(int(sh.kind)) + "," +
                           std::to_string(sh.elem_bytes) + "," + std::to_string(sh.block_head) + "," +
                           std::to_string(sh.row_bytes) + "," + std::to_string(sh.keep_bytes) + "," +
                           std::to_string(sh.transposed) + "," + std::to_string(sh.record_bytes) + "," +
@@ -280,6 +284,7 @@ Plan make_plan(const ParsedFile& parsed, const CodecChoice& codec, uint32_t chun
         plan.written_of = std::move(gathered_of);
         return plan;
     }
+    std::vector<Written>().swap(gathered);  // the fallbacks build their own list
 
     std::vector<uint32_t> written_of;
     std::vector<Section> merged = merge_tiny_runs(parsed.sections, written_of);
