@@ -323,7 +323,9 @@ void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
     const uint64_t R = P.record, H = P.record_head, B = R - H;
     if (in.size() % R) throw Error("planes: the input is not a whole number of records");
     const uint64_t n = in.size() / R;
-    Bytes deltas, bodies;
+    thread_local Bytes bodies;  // reused: a fresh buffer per chunk costs page faults
+    bodies.clear();
+    Bytes deltas;
     deltas.reserve(n ? H * (n - 1) : 0);
     bodies.reserve(B * n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -348,15 +350,16 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     if (in[pos] == kModeCoded) throw Error("planes: bad record heads mode");
     decode_plane(in, pos, store_recipe(), heads.data() + first, H * n - first);
     for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
-    Bytes bodies;
-    decode_body(in.subspan(pos), P, B * n, bodies);
-    if (bodies.size() != B * n) throw Error("planes: record bodies decoded to a wrong size");
+    // The bodies are decoded in place, then spread out from the last record to the first
+    // (record i's body moves from i * B to i * R + H, never before where it was).
     const size_t base = out.size();
+    decode_body(in.subspan(pos), P, B * n, out);
+    if (out.size() - base != B * n) throw Error("planes: record bodies decoded to a wrong size");
     out.resize(base + out_size);
     uint8_t* o = out.data() + base;
-    for (uint64_t i = 0; i < n; ++i, o += R) {
-        std::copy(heads.begin() + i * H, heads.begin() + (i + 1) * H, o);
-        std::copy(bodies.begin() + i * B, bodies.begin() + (i + 1) * B, o + H);
+    for (uint64_t i = n; i-- > 0;) {
+        std::memmove(o + i * R + H, o + i * B, B);
+        if (H) std::memcpy(o + i * R, heads.data() + i * H, H);
     }
 }
 
