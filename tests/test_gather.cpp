@@ -280,12 +280,19 @@ TEST_CASE("the plan gathers only equal, adjacent layers within the chunk target"
         CHECK(gathered(make_plan(layers({16, 16, 16, 16}, {12, 13, 12, 13}), CodecChoice{}, 1u << 20)).empty());
         CHECK(gathered(make_plan(layers({16, 16, 16, 16}, {65, 65, 65, 65}), CodecChoice{}, 1u << 20)).empty());
     }
-    SECTION("a long run is cut into groups of at most the chunk target, one chunk each") {
+    SECTION("a long run is cut into groups of at most the chunk target and 1 MiB, one chunk each") {
         // 4096-byte target (the smallest), 1996-byte records (larger layers: 31 rows): two per group.
         const Plan p = make_plan(layers({31, 31, 31, 31, 31, 31}, twelve), CodecChoice{}, 4096);
         REQUIRE(gathered(p).size() == 3);
         for (const Section* s : gathered(p)) CHECK(s->size == 2 * (12 + 31 * 64));
         for (const ChunkJob& c : p.chunks) CHECK(c.size <= 4096);
+        // With the default 4 MiB target a run stops at 1 MiB: 300 KiB layers go three by three.
+        const Plan big = make_plan(layers(std::vector<uint64_t>(8, 4800), std::vector<uint64_t>(8, 12)), CodecChoice{},
+                                   4u << 20);
+        REQUIRE(gathered(big).size() == 3);
+        CHECK(gathered(big)[0]->name == "kv.k[0]..kv.k[2]");
+        CHECK(gathered(big)[2]->name == "kv.k[6]..kv.k[7]");
+        for (const Section* s : gathered(big)) CHECK(s->size <= (1u << 20));
     }
     SECTION("quant layers under 16 KiB are not gathered (zstd codes small quant planes better)") {
         auto q8 = [&](uint64_t rows) {
