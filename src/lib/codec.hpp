@@ -23,6 +23,11 @@ struct DataShape {
     uint64_t row_bytes = 0;     // bytes per row, 0 when the data has no row structure
     uint64_t keep_bytes = 0;    // bytes of each row that may be non-zero (trim); 0 = unknown
     bool transposed = false;    // rows are channels (each row one channel's run of values)
+    // Records: the data is a sequence of records of record_bytes, each record_head bytes of
+    // other data followed by a body that the fields above describe (e.g. several sections of
+    // one layout, each after its small header, coded as one unit). 0 = no records.
+    uint64_t record_bytes = 0;
+    uint32_t record_head = 0;
 };
 
 class Codec {

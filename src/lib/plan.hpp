@@ -1,6 +1,7 @@
 // The compression plan: a pure function of the parsed file, the codec choice and the chunk
-// size. It decides the sections as written (the parsed ones, or fewer when the parsed
-// structure would cost more container bytes than it is worth), each section's pipeline
+// size. It decides the sections as written (the parsed ones, with runs of small equal K/V
+// layers gathered into one section each, or fewer when the parsed structure would cost more
+// container bytes than it is worth), each section's pipeline
 // alternatives and the shape they were built for, and the chunks in file order. The engine
 // only executes a plan (read, encode in parallel, write in order).
 #pragma once
@@ -17,7 +18,7 @@ struct ChunkJob {
 
 struct SectionPlan {
     std::string spec;   // pipeline text as chosen by the policy
-    DataShape shape;    // the shape the alternatives were built for
+    DataShape shape;    // the shape the alternatives were built for (records for a gathered run)
     // Rows larger than a chunk can hold: the section is cut and coded as plain bytes
     // (the shape's row structure was dropped, so no chunk ever splits a row silently).
     bool rows_as_bytes = false;
@@ -26,7 +27,8 @@ struct SectionPlan {
 
 // How the parsed structure was written (issue 14.4 / 14.10: never expand, never exceed a limit).
 enum class PlanLayout {
-    AsParsed,     // every parsed section
+    AsParsed,     // every parsed section (runs of equal K/V layers with their small headers gathered
+                  // into one section of records, "kv.k[0]..kv.k[4]", when the pipeline is planes)
     TinyMerged,   // runs of adjacent tiny sections merged into one bytes section each
     Opaque,       // the whole file as one bytes section
 };

@@ -13,6 +13,12 @@
 // chunk decodes with no outside knowledge; they are validated whenever they are read.
 // Payload: per plane a mode byte {0 stored, 1 coded, 2 constant}; coded = varint input sizes
 // of sub-stages 1..n-1, varint length, bytes; constant = the one byte value. Then the tail.
+//
+// Records (flag 4, set when the shape has records, e.g. K layers each after its 12-byte
+// header gathered into one chunk): the input is n records of `record` bytes, each `head`
+// bytes of other data then a body. The payload starts with the heads: the first head raw,
+// then one plane record (stored or constant) of every later head XORed with the one before
+// (equal heads cost two bytes). The concatenated bodies follow, split as above.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -27,7 +33,8 @@ namespace {
 
 constexpr uint8_t kPlanesId = 13;
 constexpr unsigned kMaxWidth = 4096, kMaxHead = 16, kMaxScalarPlanes = 16, kMaxSubStages = 4;
-constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2;
+constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2, kFlagRecords = 4;
+constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
 constexpr uint8_t kModeStored = 0, kModeCoded = 1, kModeConstant = 2;
 
 struct Field {
@@ -38,6 +45,8 @@ struct PlanesParams {
     bool channel_major = true, blocks = false;
     uint32_t width = 1, head = 0;
     uint64_t cols = 1;
+    uint64_t record = 0;  // record size, 0 = no records
+    uint32_t record_head = 0;
     std::vector<Pipeline> recipes;
     std::vector<uint8_t> plane_recipe;  // per plane: index into recipes
 
@@ -65,10 +74,15 @@ void put_recipe(Bytes& p, const Pipeline& r) {
 
 Bytes write_params(const PlanesParams& P) {
     Bytes p;
-    p.push_back(static_cast<uint8_t>((P.channel_major ? kFlagChannelMajor : 0) | (P.blocks ? kFlagBlocks : 0)));
+    p.push_back(static_cast<uint8_t>((P.channel_major ? kFlagChannelMajor : 0) | (P.blocks ? kFlagBlocks : 0) |
+                                     (P.record ? kFlagRecords : 0)));
     append_le<uint16_t>(p, static_cast<uint16_t>(P.width));
     p.push_back(static_cast<uint8_t>(P.head));
     put_varint(p, P.cols);
+    if (P.record) {  // only then: parameters without records are what they were before records
+        put_varint(p, P.record);
+        p.push_back(static_cast<uint8_t>(P.record_head));
+    }
     p.push_back(static_cast<uint8_t>(P.recipes.size()));
     for (const auto& r : P.recipes) put_recipe(p, r);
     append_bytes(p, P.plane_recipe);
@@ -82,7 +96,7 @@ PlanesParams read_params(ByteSpan p) {
     try {
         PlanesParams P;
         uint8_t flags = r.u8("planes flags");
-        if (flags & ~(kFlagChannelMajor | kFlagBlocks)) throw Error("planes: unknown flags");
+        if (flags & ~(kFlagChannelMajor | kFlagBlocks | kFlagRecords)) throw Error("planes: unknown flags");
         P.channel_major = flags & kFlagChannelMajor;
         P.blocks = flags & kFlagBlocks;
         P.width = r.u16("planes width");
@@ -90,6 +104,13 @@ PlanesParams read_params(ByteSpan p) {
         size_t pos = r.pos();
         P.cols = get_varint(p, pos, "planes");
         r.need(pos - r.pos(), "planes columns");
+        if (flags & kFlagRecords) {
+            P.record = get_varint(p, pos, "planes");
+            r.need(pos - r.pos(), "planes record size");
+            P.record_head = r.u8("planes record head");
+            if (P.record <= P.record_head || P.record > kMaxRecordBytes || P.record_head > kMaxRecordHead)
+                throw Error("planes: bad record geometry");
+        }
         if (P.width == 0 || P.width > kMaxWidth || P.cols == 0 || P.cols > (uint64_t{1} << 40))
             throw Error("planes: bad geometry");
         if (P.blocks ? (P.head > kMaxHead || P.head > P.width) : (P.head != 0 || P.width > kMaxScalarPlanes))
@@ -262,6 +283,86 @@ void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst
     pos += len;
 }
 
+// Data without records: the planes, then the tail.
+void encode_body(ByteSpan in, const PlanesParams& P, Bytes& out) {
+    Geometry g = geometry(P, in.size());
+    uint8_t* planes = scratch(g.body);
+    permute<true>(const_cast<uint8_t*>(in.data()), planes, P, g);  // reads only
+    for (size_t p = 0; p < g.fields.size(); ++p)
+        encode_plane(ByteSpan(planes + g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
+    out.insert(out.end(), in.begin() + g.body, in.end());
+}
+
+void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
+    Geometry g = geometry(P, out_size);
+    const uint64_t tail = out_size - g.body;
+    if (tail > in.size()) throw Error("planes: truncated tail");
+    ByteSpan records = in.first(in.size() - tail);
+    uint8_t* planes = scratch(g.body);
+    size_t pos = 0;
+    for (size_t p = 0; p < g.fields.size(); ++p)
+        decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p));
+    if (pos != records.size()) throw Error("planes: bytes left after the last plane");
+    size_t base = out.size();
+    out.resize(base + g.body);
+    permute<false>(out.data() + base, planes, P, g);
+    out.insert(out.end(), in.end() - tail, in.end());
+}
+
+const Pipeline& store_recipe() {
+    static const Pipeline store = [] {
+        Pipeline p;
+        p.stages.push_back({find_codec(uint8_t{0}), {}});
+        return p;
+    }();
+    return store;
+}
+
+// Records: the heads (first raw, the others XORed with their predecessor), then the bodies.
+void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
+    const uint64_t R = P.record, H = P.record_head, B = R - H;
+    if (in.size() % R) throw Error("planes: the input is not a whole number of records");
+    const uint64_t n = in.size() / R;
+    thread_local Bytes bodies;  // reused: a fresh buffer per chunk costs page faults
+    bodies.clear();
+    Bytes deltas;
+    deltas.reserve(n ? H * (n - 1) : 0);
+    bodies.reserve(B * n);
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t* rec = in.data() + i * R;
+        if (i == 0) out.insert(out.end(), rec, rec + H);
+        else for (uint64_t k = 0; k < H; ++k) deltas.push_back(rec[k] ^ (rec - R)[k]);
+        bodies.insert(bodies.end(), rec + H, rec + R);
+    }
+    encode_plane(deltas, store_recipe(), out);
+    encode_body(bodies, P, out);
+}
+
+void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
+    const uint64_t R = P.record, H = P.record_head, B = R - H;
+    if (out_size % R) throw Error("planes: the output is not a whole number of records");
+    const uint64_t n = out_size / R;
+    const uint64_t first = n ? H : 0;
+    if (first >= in.size()) throw Error("planes: truncated record heads");
+    Bytes heads(H * n);
+    std::copy(in.begin(), in.begin() + first, heads.begin());
+    size_t pos = first;
+    if (in[pos] == kModeCoded) throw Error("planes: bad record heads mode");
+    decode_plane(in, pos, store_recipe(), heads.data() + first, H * n - first);
+    for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
+    // The bodies are decoded in place, then spread out from the last record to the first
+    // (record i's body moves from i * B to i * R + H, never before where it was).
+    const size_t base = out.size();
+    decode_body(in.subspan(pos), P, B * n, out);
+    if (out.size() - base != B * n) throw Error("planes: record bodies decoded to a wrong size");
+    out.resize(base + out_size);
+    uint8_t* o = out.data() + base;
+    for (uint64_t i = n; i-- > 0;) {
+        std::memmove(o + i * R + H, o + i * B, B);
+        if (H) std::memcpy(o + i * R, heads.data() + i * H, H);
+    }
+}
+
 class PlaneSplitCodec final : public Codec {
 public:
     uint8_t id() const override { return kPlanesId; }
@@ -274,31 +375,21 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         PlanesParams P = read_params(params);
-        Geometry g = geometry(P, in.size());
-        uint8_t* planes = scratch(g.body);
-        permute<true>(const_cast<uint8_t*>(in.data()), planes, P, g);  // reads only
-        for (size_t p = 0; p < g.fields.size(); ++p)
-            encode_plane(ByteSpan(planes + g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
-        out.insert(out.end(), in.begin() + g.body, in.end());
+        P.record ? encode_records(in, P, out) : encode_body(in, P, out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         PlanesParams P = read_params(params);
-        Geometry g = geometry(P, out_size);
-        const uint64_t tail = out_size - g.body;
-        if (tail > in.size()) throw Error("planes: truncated tail");
-        ByteSpan records = in.first(in.size() - tail);
-        uint8_t* planes = scratch(g.body);
-        size_t pos = 0;
-        for (size_t p = 0; p < g.fields.size(); ++p)
-            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p));
-        if (pos != records.size()) throw Error("planes: bytes left after the last plane");
-        size_t base = out.size();
-        out.resize(base + g.body);
-        permute<false>(out.data() + base, planes, P, g);
-        out.insert(out.end(), in.end() - tail, in.end());
+        P.record ? decode_records(in, P, out_size, out) : decode_body(in, P, out_size, out);
     }
     std::string describe(ByteSpan params) const override;
-    size_t max_encoded_size(size_t n) const override { return n + 2 * (kMaxHead + kMaxScalarPlanes); }
+    // + 1: the mode byte of the heads' plane record (the heads themselves are input bytes).
+    size_t max_encoded_size(size_t n) const override { return n + 2 * (kMaxHead + kMaxScalarPlanes) + 1; }
+    // The output has no records (nor the input's rows), whatever follows sees plain bytes of planes.
+    DataShape output_shape(const DataShape& in) const override {
+        DataShape s = in;
+        s.record_bytes = s.record_head = 0;
+        return s;
+    }
 };
 
 // Plane names a user can give: p<i>, top, rest, all, lo, hi, q. A name the data has no plane
@@ -328,6 +419,14 @@ Bytes PlaneSplitCodec::make_params(const std::vector<std::string>& args, const D
     P.width = shape.kind == ElemKind::Bytes ? 1 : std::clamp<uint32_t>(shape.elem_bytes, 1, P.blocks ? kMaxWidth : kMaxScalarPlanes);
     P.head = P.blocks ? std::min<uint32_t>({shape.block_head, kMaxHead, P.width}) : 0;
     P.cols = !shape.transposed && shape.row_bytes && shape.row_bytes % P.width == 0 ? shape.row_bytes / P.width : 1;
+    if (shape.record_bytes) {
+        if (shape.record_head > kMaxRecordHead || shape.record_bytes <= shape.record_head ||
+            shape.record_bytes > kMaxRecordBytes)
+            throw Error("planes: records of " + std::to_string(shape.record_bytes) + " bytes with a head of " +
+                        std::to_string(shape.record_head) + " are not supported (head <= 64, body > 0)");
+        P.record = shape.record_bytes;
+        P.record_head = shape.record_head;
+    }
     const size_t n = P.fields().size();
     std::vector<int> chosen(n, -1), rest(n, -1), all(n, -1);
     std::vector<std::string> texts;
