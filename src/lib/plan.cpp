@@ -34,7 +34,7 @@ struct Written {
 std::vector<Written> as_written(std::vector<Section> sections) {
     std::vector<Written> out;
     out.reserve(sections.size());
-    for (Section& s : sections) out.push_back({std::move(s)});
+    for (Section& s : sections) out.push_back(Written{std::move(s), std::nullopt, 0, 0});
     return out;
 }
 
@@ -190,7 +190,7 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
         }
         if (n < 2) {
             written_of.push_back(static_cast<uint32_t>(out.size()));
-            out.push_back({in[i]});
+            out.push_back(Written{in[i], std::nullopt, 0, 0});
             ++i;
             continue;
         }
