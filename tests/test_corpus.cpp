@@ -116,8 +116,7 @@ void check_facts(const ParsedFile& pf, const Row& r) {
 TEST_CASE("corpus: every real file is recognised, agrees with its manifest and round-trips", "[corpus]") {
     auto dirs = corpus_dirs();
     if (dirs.empty()) {
-        WARN("no corpus folder (set STATEZIP_CORPUS=../shared/corpus:../shared/corpus-legacy): nothing checked");
-        return;
+        stztest::skip_test("no corpus folder (set STATEZIP_CORPUS=../shared/corpus:../shared/corpus-legacy)");
     }
     size_t files = 0;
     uint64_t raw = 0, packed = 0;

@@ -225,8 +225,7 @@ TEST_CASE("hostile: a failed thread start stops the started workers and reports 
 TEST_CASE("hostile: threads the system refuses (no room for their stacks) give an error, not an abort (14.6)",
           "[hostile][threads]") {
     if (!kPlainMemory) {
-        WARN("skipped: needs RLIMIT_AS, which AddressSanitizer builds cannot use");
-        return;
+        stztest::skip_test("needs RLIMIT_AS, which AddressSanitizer builds cannot use");
     }
     ChildResult r = run_bounded(
         [] {
