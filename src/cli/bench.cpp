@@ -53,7 +53,8 @@ std::vector<std::string> default_pipelines(bool quick) {
     for (const auto& b : base) v.push_back(b);
     for (const auto& b : base) v.push_back("trim+" + b);
     for (const char* f : {"shuffle+zstd:3", "shuffle+zstd:19", "shuffle+lzma:9", "transpose+shuffle+zstd:3",
-                          "fields+zstd:3", "shuffle+lz4"})
+                          "fields+zstd:3", "shuffle+lz4", "chanctx", "planes(all=zstd:1)", "planes(all=zstd:3)",
+                          "planes(top=rans:1,rest=store)", "planes(top=rans:0,rest=store)"})
         v.push_back(f);
     return v;
 }
