@@ -101,6 +101,140 @@ uint64_t parse_memory(const std::string& arg) {
     return bytes;
 }
 
+// Every flag as CLI11 fills it, before it is checked and mapped to the commands' options.
+struct Flags {
+    Options o;
+    bool decompress = false, test = false, list = false, quiet = false, fast = false, max = false;
+    bool compress = false, keep = false, progress = false, no_progress = false, no_keep = false;
+    int verbose = 0, level = 0;
+    std::string codec, preset, threads_arg, memory_arg;
+    uint64_t n_layer = 0, n_ctx = 0, n_embd = 0;
+    unsigned chunk_mib = 4;
+    CLI::App* inspect = nullptr;
+    std::vector<std::string> inspect_files;
+    bool inspect_json = false;
+    CLI::App* bench = nullptr;
+    BenchOptions b;
+    std::string pipelines, bench_threads_arg;
+    bool no_external = false;
+};
+
+void declare_main_flags(CLI::App& app, Flags& f) {
+    app.set_version_flag("-V,--version", "statezip 0.1.0 (.stz format 1)");
+    app.add_option("files", f.o.files, "input files ('-' = standard input)");
+    app.add_flag("-d,--decompress", f.decompress, "decompress");
+    app.add_flag("-z,--compress", f.compress, "compress (default)");
+    app.add_flag("-t,--test", f.test, "test the integrity of compressed files");
+    app.add_flag("-l,--list", f.list, "list the sections of .stz files without decompressing");
+    app.add_flag("-c,--stdout", f.o.to_stdout, "write to standard output");
+    app.add_option("-o,--output", f.o.output, "output file (one input only)");
+    app.add_flag("-f,--force", f.o.force, "overwrite outputs; write compressed data to a terminal");
+    app.add_flag("-k,--keep", f.keep, "keep the input files (default)");
+    app.add_flag("--rm", f.o.remove_input, "remove each input after its output is complete and verified");
+    app.add_flag("--no-keep", f.no_keep, "same as --rm");
+    app.add_flag("-q,--quiet", f.quiet, "no summary lines, no progress");
+    app.add_flag("-v,--verbose", f.verbose, "more output (repeatable)");
+    app.add_flag("--progress", f.progress, "show a progress bar even when stderr is not a terminal");
+    app.add_flag("--no-progress", f.no_progress, "never show a progress bar");
+    app.add_option("-M,--memory", f.memory_arg,
+                   "memory the chunks in flight may use together (default 512M; e.g. 256M, 2G); peak RSS stays "
+                   "about this whatever -T and the input");
+    app.add_option("-T,--threads", f.threads_arg, "worker threads (0 = all cores, the default; at most 4 x cores)");
+    app.add_option("--level", f.level, "level of the general-purpose stage, as -1 .. -19")->check(CLI::Range(1, 22));
+    app.add_flag("--fast", f.fast, "fast preset");
+    app.add_flag("--max", f.max, "max preset (smallest output)");
+    app.add_option("--preset", f.preset, "preset: fast, default, max");
+    app.add_option("--codec", f.codec,
+                   "force a pipeline for all sections (e.g. zstd:19, shuffle+lzma:9e, lz4hc:9) or per group: "
+                   "kv=...,meta=...,logits=...,zero=...,opaque=...");
+    app.add_option("--chunk-size", f.chunk_mib, "chunk size in MiB (1-64)")->check(CLI::Range(1, 64));
+    app.add_option("--n-layer", f.n_layer, "model layer count, for 2023 blobs that do not record it");
+    app.add_option("--n-ctx", f.n_ctx, "context size, for 2023 blobs");
+    app.add_option("--n-embd", f.n_embd, "K/V row width, for 2023 blobs");
+}
+
+void declare_subcommands(CLI::App& app, Flags& f) {
+    f.inspect = app.add_subcommand("inspect", "show the sections of a state file (or of a .stz)");
+    f.inspect->add_option("files", f.inspect_files, "files")->required();
+    f.inspect->add_flag("--json", f.inspect_json, "JSON output");
+
+    f.bench = app.add_subcommand("bench", "size and speed of every codec pipeline on state files");
+    f.bench->add_option("files", f.b.files, "state files (default: the bundled sample)");
+    f.bench->add_option("--runs,-n", f.b.runs, "timed runs per pipeline (median reported)")->check(CLI::Range(1, 100));
+    f.bench->add_flag("--json", f.b.json, "JSON output");
+    f.bench->add_flag("--csv", f.b.csv, "CSV output");
+    f.bench->add_flag("--sections", f.b.sections, "per-section breakdown (which pipeline wins on K, V, metadata)");
+    f.bench->add_option("--plot", f.b.plot, "write a ratio-vs-speed SVG chart");
+    f.bench->add_option("--pipelines", f.pipelines,
+                        "comma-separated pipelines (or preset names) instead of the built-in list");
+    f.bench->add_flag("--quick", f.b.quick, "a short list of pipelines");
+    f.bench->add_flag("--no-external", f.no_external, "skip the system zstd/xz/lz4 tools");
+    f.bench->add_option("-T,--threads", f.bench_threads_arg, "threads per run (default 1)");
+    app.require_subcommand(0, 1);
+}
+
+int run_bench_command(Flags& f, const stz::ParseHints& hints, int prog) {
+    f.b.external = !f.no_external;
+    f.b.hints = hints;
+    f.b.progress = prog;
+    std::string cur;
+    for (char c : f.pipelines + ",") {
+        if (c == ',') {
+            if (!cur.empty()) f.b.pipelines.push_back(cur);
+            cur.clear();
+        } else cur += c;
+    }
+    return run_bench(f.b);
+}
+
+// Checks the flags of the main command and maps them to Options; UsageError on a bad combination.
+void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
+    Options& o = f.o;
+    if (int(f.decompress) + int(f.test) + int(f.list) > 1) throw UsageError("choose one of -d, -t, -l");
+    o.mode = f.decompress ? Mode::Decompress : f.test ? Mode::Test : f.list ? Mode::List : Mode::Compress;
+    o.verbosity = f.quiet ? 0 : 1 + f.verbose;
+    o.progress = f.quiet ? 0 : prog;
+    o.remove_input = o.remove_input || f.no_keep;
+    if (int(f.fast) + int(f.max) + int(!f.preset.empty()) > 1) throw UsageError("choose one of --fast, --max, --preset");
+    if (f.fast) f.preset = "fast";
+    if (f.max) f.preset = "max";
+    if (!f.preset.empty()) {
+        auto p = stz::preset_from_name(f.preset);
+        if (!p) throw UsageError("unknown preset '" + f.preset + "' (fast, default, max)");
+        o.compress.codec.preset = *p;
+    }
+    o.compress.codec.level = f.level;
+    if (!f.codec.empty()) stz::parse_codec_option(f.codec, o.compress.codec);  // refuses what cannot be stored
+    o.compress.hints = hints;
+    o.compress.chunk_bytes = f.chunk_mib << 20;
+}
+
+int run_parsed(Flags& f) {
+    stz::ParseHints hints;
+    if (f.n_layer) hints.n_layer = f.n_layer;
+    if (f.n_ctx) hints.n_ctx = f.n_ctx;
+    if (f.n_embd) hints.n_embd = f.n_embd;
+    const int prog = f.progress ? 1 : f.no_progress ? 0 : -1;
+    const int verbosity = f.quiet ? 0 : 1 + f.verbose;
+    try {
+        f.o.threads = parse_threads(f.threads_arg, verbosity);
+        if (!f.memory_arg.empty()) f.o.compress.memory_budget = parse_memory(f.memory_arg);
+        if (!f.bench_threads_arg.empty()) f.b.threads = std::max(1u, parse_threads(f.bench_threads_arg, verbosity));
+        if (*f.inspect) return run_inspect(f.inspect_files, f.inspect_json, hints);
+        if (*f.bench) return run_bench_command(f, hints, prog);
+        map_main_flags(f, hints, prog);
+    } catch (const std::exception& e) {  // usage errors and bad --codec pipelines
+        print_error("", e.what());
+        return 2;
+    }
+    try {
+        return run_files(f.o);
+    } catch (const std::exception& e) {
+        print_error("", e.what());
+        return 2;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,72 +248,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Try 'statezip --help'.\n");
         return 2;
     }
-
     CLI::App app{"statezip: lossless compressor for llama.cpp state files (sessions, sequence files, raw state blobs)",
                  "statezip"};
-    app.set_version_flag("-V,--version", "statezip 0.1.0 (.stz format 1)");
-    Options o;
-    bool decompress = false, test = false, list = false, quiet = false, fast = false, max = false;
-    int verbose = 0, level = 0;
-    bool progress = false, no_progress = false, no_keep = false;
-    std::string codec, preset;
-    uint64_t n_layer = 0, n_ctx = 0, n_embd = 0;
-    unsigned chunk_mib = 4;
-    app.add_option("files", o.files, "input files ('-' = standard input)");
-    app.add_flag("-d,--decompress", decompress, "decompress");
-    bool compress_flag = false, keep_flag = false;
-    app.add_flag("-z,--compress", compress_flag, "compress (default)");
-    app.add_flag("-t,--test", test, "test the integrity of compressed files");
-    app.add_flag("-l,--list", list, "list the sections of .stz files without decompressing");
-    app.add_flag("-c,--stdout", o.to_stdout, "write to standard output");
-    app.add_option("-o,--output", o.output, "output file (one input only)");
-    app.add_flag("-f,--force", o.force, "overwrite outputs; write compressed data to a terminal");
-    app.add_flag("-k,--keep", keep_flag, "keep the input files (default)");
-    app.add_flag("--rm", o.remove_input, "remove each input after its output is complete and verified");
-    app.add_flag("--no-keep", no_keep, "same as --rm");
-    app.add_flag("-q,--quiet", quiet, "no summary lines, no progress");
-    app.add_flag("-v,--verbose", verbose, "more output (repeatable)");
-    app.add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
-    app.add_flag("--no-progress", no_progress, "never show a progress bar");
-    std::string threads_arg, bench_threads_arg, memory_arg;
-    app.add_option("-M,--memory", memory_arg,
-                   "memory the chunks in flight may use together (default 512M; e.g. 256M, 2G); peak RSS stays "
-                   "about this whatever -T and the input");
-    app.add_option("-T,--threads", threads_arg, "worker threads (0 = all cores, the default; at most 4 x cores)");
-    app.add_option("--level", level, "level of the general-purpose stage, as -1 .. -19")->check(CLI::Range(1, 22));
-    app.add_flag("--fast", fast, "fast preset");
-    app.add_flag("--max", max, "max preset (smallest output)");
-    app.add_option("--preset", preset, "preset: fast, default, max");
-    app.add_option("--codec", codec,
-                   "force a pipeline for all sections (e.g. zstd:19, shuffle+lzma:9e, lz4hc:9) or per group: "
-                   "kv=...,meta=...,logits=...,zero=...,opaque=...");
-    app.add_option("--chunk-size", chunk_mib, "chunk size in MiB (1-64)")->check(CLI::Range(1, 64));
-    app.add_option("--n-layer", n_layer, "model layer count, for 2023 blobs that do not record it");
-    app.add_option("--n-ctx", n_ctx, "context size, for 2023 blobs");
-    app.add_option("--n-embd", n_embd, "K/V row width, for 2023 blobs");
-
-    auto* inspect = app.add_subcommand("inspect", "show the sections of a state file (or of a .stz)");
-    std::vector<std::string> inspect_files;
-    bool inspect_json = false;
-    inspect->add_option("files", inspect_files, "files")->required();
-    inspect->add_flag("--json", inspect_json, "JSON output");
-
-    auto* bench = app.add_subcommand("bench", "size and speed of every codec pipeline on state files");
-    BenchOptions b;
-    std::string pipelines;
-    bench->add_option("files", b.files, "state files (default: the bundled sample)");
-    bench->add_option("--runs,-n", b.runs, "timed runs per pipeline (median reported)")->check(CLI::Range(1, 100));
-    bench->add_flag("--json", b.json, "JSON output");
-    bench->add_flag("--csv", b.csv, "CSV output");
-    bench->add_flag("--sections", b.sections, "per-section breakdown (which pipeline wins on K, V, metadata)");
-    bench->add_option("--plot", b.plot, "write a ratio-vs-speed SVG chart");
-    bench->add_option("--pipelines", pipelines, "comma-separated pipelines (or preset names) instead of the built-in list");
-    bench->add_flag("--quick", b.quick, "a short list of pipelines");
-    bool no_external = false;
-    bench->add_flag("--no-external", no_external, "skip the system zstd/xz/lz4 tools");
-    bench->add_option("-T,--threads", bench_threads_arg, "threads per run (default 1)");
-    app.require_subcommand(0, 1);
-
+    Flags f;
+    declare_main_flags(app, f);
+    declare_subcommands(app, f);
     std::vector<std::string> rev(args.rbegin(), args.rend());
     try {
         app.parse(rev);
@@ -194,65 +267,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Try 'statezip --help'.\n");
         return 2;
     }
-
-    stz::ParseHints hints;
-    if (n_layer) hints.n_layer = n_layer;
-    if (n_ctx) hints.n_ctx = n_ctx;
-    if (n_embd) hints.n_embd = n_embd;
-    int prog = progress ? 1 : no_progress ? 0 : -1;
-
-    try {
-        o.threads = parse_threads(threads_arg, quiet ? 0 : 1 + verbose);
-        if (!memory_arg.empty()) o.compress.memory_budget = parse_memory(memory_arg);
-        if (!bench_threads_arg.empty()) b.threads = std::max(1u, parse_threads(bench_threads_arg, quiet ? 0 : 1 + verbose));
-    } catch (const UsageError& e) {
-        print_error("", e.what());
-        return 2;
-    }
-    try {
-        if (*inspect) return run_inspect(inspect_files, inspect_json, hints);
-        if (*bench) {
-            b.external = !no_external;
-            b.hints = hints;
-            b.progress = prog;
-            std::string cur;
-            for (char c : pipelines + ",") {
-                if (c == ',') {
-                    if (!cur.empty()) b.pipelines.push_back(cur);
-                    cur.clear();
-                } else cur += c;
-            }
-            return run_bench(b);
-        }
-        if (int(decompress) + int(test) + int(list) > 1) {
-            print_error("", "choose one of -d, -t, -l");
-            return 2;
-        }
-        o.mode = decompress ? Mode::Decompress : test ? Mode::Test : list ? Mode::List : Mode::Compress;
-        o.verbosity = quiet ? 0 : 1 + verbose;
-        o.progress = quiet ? 0 : prog;
-        o.remove_input = o.remove_input || no_keep;
-        if (int(fast) + int(max) + int(!preset.empty()) > 1) {
-            print_error("", "choose one of --fast, --max, --preset");
-            return 2;
-        }
-        if (fast) preset = "fast";
-        if (max) preset = "max";
-        if (!preset.empty()) {
-            auto p = stz::preset_from_name(preset);
-            if (!p) {
-                print_error("", "unknown preset '" + preset + "' (fast, default, max)");
-                return 2;
-            }
-            o.compress.codec.preset = *p;
-        }
-        o.compress.codec.level = level;
-        if (!codec.empty()) stz::parse_codec_option(codec, o.compress.codec);  // exit 2 on what cannot be stored
-        o.compress.hints = hints;
-        o.compress.chunk_bytes = chunk_mib << 20;
-        return run_files(o);
-    } catch (const std::exception& e) {
-        print_error("", e.what());
-        return 2;
-    }
+    return run_parsed(f);
 }
