@@ -12,21 +12,11 @@
 #include "test_util.hpp"
 
 using namespace stz;
+using stztest::channel_floats16;
+using stztest::float_specials;
 using stztest::random_bytes;
 
 namespace {
-
-// f16 bit patterns whose exponent depends on the channel (as K/V values do), random mantissas.
-Bytes channel_floats16(size_t rows, size_t cols, uint64_t seed) {
-    std::mt19937_64 g(seed);
-    Bytes b;
-    for (size_t r = 0; r < rows; ++r)
-        for (size_t c = 0; c < cols; ++c) {
-            unsigned e = 10 + c % 5 + (g() % 4 == 0 ? g() % 3 : 0);
-            append_le<uint16_t>(b, static_cast<uint16_t>((g() & 1) << 15 | e << 10 | (g() & 0x3ff)));
-        }
-    return b;
-}
 
 std::vector<std::pair<std::string, Bytes>> hostile_inputs() {
     std::vector<std::pair<std::string, Bytes>> v;
@@ -38,12 +28,7 @@ std::vector<std::pair<std::string, Bytes>> hostile_inputs() {
     v.push_back({"random 63", random_bytes(63, 1)});
     v.push_back({"random 65", random_bytes(65, 2)});
     v.push_back({"random 65537", random_bytes(65537, 3)});
-    Bytes f;
-    float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-40f, 3.4e38f, 1.0f, -2.5f};
-    for (int i = 0; i < 3000; ++i) append_le<float>(f, specials[i % 11]);
-    for (uint16_t h : {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff, 0x3c00}) append_le<uint16_t>(f, h);
-    f.push_back(0x5a);  // odd length
-    v.push_back({"float specials", f});
+    v.push_back({"float specials", float_specials(3000)});
     v.push_back({"f16 channels", channel_floats16(700, 32, 4)});
     Bytes tail = channel_floats16(300, 32, 5);
     tail.insert(tail.end(), {1, 2, 3, 4, 5});  // a partial row (as dedup's reference list)

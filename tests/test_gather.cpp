@@ -10,21 +10,10 @@
 #include "test_util.hpp"
 
 using namespace stz;
+using stztest::channel_floats16;
 using stztest::random_bytes;
 
 namespace {
-
-// f16 bit patterns whose exponent depends on the channel (as K values do), random mantissas.
-Bytes channel_floats16(size_t rows, size_t cols, uint64_t seed) {
-    std::mt19937_64 g(seed);
-    Bytes b;
-    for (size_t r = 0; r < rows; ++r)
-        for (size_t c = 0; c < cols; ++c) {
-            unsigned e = 10 + c % 5 + (g() % 4 == 0 ? g() % 3 : 0);
-            append_le<uint16_t>(b, static_cast<uint16_t>((g() & 1) << 15 | e << 10 | (g() & 0x3ff)));
-        }
-    return b;
-}
 
 DataShape f16_rows(uint64_t cols) {
     DataShape s;

@@ -1,5 +1,6 @@
 // Helpers shared by the tests.
 #pragma once
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -53,6 +54,29 @@ inline stz::Bytes decompress_bytes(const stz::Bytes& in, unsigned threads = 1) {
     stz::MemorySink sink;
     stz::decompress_stream(s, sink, threads);
     return sink.out;
+}
+
+// f16 bit patterns whose exponent depends on the channel (as K/V values do), random mantissas.
+inline stz::Bytes channel_floats16(size_t rows, size_t cols, uint64_t seed) {
+    std::mt19937_64 g(seed);
+    stz::Bytes b;
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < cols; ++c) {
+            unsigned e = 10 + c % 5 + (g() % 4 == 0 ? g() % 3 : 0);
+            stz::append_le<uint16_t>(b, static_cast<uint16_t>((g() & 1) << 15 | e << 10 | (g() & 0x3ff)));
+        }
+    return b;
+}
+
+// `n_f32` f32 values cycling through every special value (±0, ±Inf, NaN, denormals, extremes),
+// then the f16 specials, then one odd byte.
+inline stz::Bytes float_specials(int n_f32) {
+    stz::Bytes f;
+    const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-40f, 3.4e38f, 1.0f, -2.5f};
+    for (int i = 0; i < n_f32; ++i) stz::append_le<float>(f, specials[i % 11]);
+    for (uint16_t h : {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff, 0x3c00}) stz::append_le<uint16_t>(f, h);
+    f.push_back(0x5a);  // odd length
+    return f;
 }
 
 // Runs a shell command (/bin/sh); its exit status, or 128 + signal if a signal ended it.

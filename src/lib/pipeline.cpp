@@ -107,9 +107,6 @@ void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, ui
 }
 
 Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
-    // Every size is checked against what its codec can produce before any stage allocates
-    // (nested recipes, e.g. inside planes, come through here too).
-    check_stage_sizes(p, sizes, payload.size());
     ByteSpan in = payload;
     Bytes cur, next;
     for (size_t i = p.stages.size(); i-- > 0;) {

@@ -32,6 +32,8 @@ struct EncodedChunk {
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw);
 // Throws unless each stage's declared sizes are ones its codec can produce (sizes[i] is the
 // input of stage i, `payload` the last stage's output): bounds work and memory by the input.
+// Whoever reads sizes from untrusted bytes calls it before decode_pipeline (the container
+// reader for each chunk, planes for each nested recipe).
 void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload);
 // `sizes[i]` is the input size of stage i at encode time; `max_size` caps every intermediate.
 Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes);

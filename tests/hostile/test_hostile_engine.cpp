@@ -80,6 +80,16 @@ ChildResult run_bounded(const std::function<bool()>& check, int seconds, uint64_
     }
 }
 
+// A synthetic 2023 blob (legacy-full / legacy-dump) of the given geometry.
+Bytes legacy_state(const char* flavour, uint32_t n_layer, uint32_t n_ctx, uint32_t n_embd, uint32_t cells) {
+    stzsynth::Spec s;
+    s.flavour = flavour;
+    s.n_layer = n_layer, s.n_ctx = n_ctx, s.n_embd = n_embd, s.cells = cells;
+    MemorySink sink;
+    stzsynth::write_state(s, sink);
+    return sink.out;
+}
+
 ParsedFile parse(const Bytes& b, const ParseHints& h = {}) {
     MemorySource src(b);
     return parse_state_file(src, h);
@@ -140,16 +150,12 @@ TEST_CASE("hostile: a V-less trial per record does not copy the section list (14
 
 TEST_CASE("hostile: huge geometry hints neither wrap nor loop (14.9)", "[hostile][formats]") {
     SECTION("compact dump: n_layer 2^63+1 x n_embd 128 x 2 bytes wraps to the real row size") {
-        stzsynth::Spec s;
-        s.flavour = "legacy-dump";
-        s.n_layer = 4, s.n_ctx = 256, s.n_embd = 32, s.cells = 50;
-        MemorySink sink;
-        stzsynth::write_state(s, sink);
+        const Bytes state = legacy_state("legacy-dump", 4, 256, 32, 50);
         ParseHints h;
         h.n_layer = 9223372036854775809ull, h.n_embd = 128;
         ChildResult r = run_bounded(
             [&] {
-                ParsedFile pf = parse(sink.out, h);
+                ParsedFile pf = parse(state, h);
                 return pf.format == "legacy-compact" && pf.sections.size() < 100;
             },
             60, 2ull << 30);
@@ -157,17 +163,13 @@ TEST_CASE("hostile: huge geometry hints neither wrap nor loop (14.9)", "[hostile
         CHECK(r.status == 0);
     }
     SECTION("full buffer: n_layer 2^63+8 x n_ctx 512 x n_embd 64 wraps to the tensor's element count") {
-        stzsynth::Spec s;
-        s.flavour = "legacy-full";
-        s.n_layer = 8, s.n_ctx = 512, s.n_embd = 64, s.cells = 20;
-        MemorySink sink;
-        stzsynth::write_state(s, sink);
+        const Bytes state = legacy_state("legacy-full", 8, 512, 64, 20);
         ParseHints h;
         h.n_layer = (1ull << 63) + 8, h.n_ctx = 512, h.n_embd = 64;
         ChildResult r = run_bounded(
             [&] {
-                ParsedFile pf = parse(sink.out, h);
-                check_tiling(pf.sections, sink.out.size());
+                ParsedFile pf = parse(state, h);
+                check_tiling(pf.sections, state.size());
                 return pf.format == "legacy-full" && pf.n_layer == 8u;  // the bad hint is ignored, geometry inferred
             },
             60, 2ull << 30);
@@ -175,17 +177,13 @@ TEST_CASE("hostile: huge geometry hints neither wrap nor loop (14.9)", "[hostile
         CHECK(r.status == 0);
     }
     SECTION("an n_ctx hint of 2^63 does not divide by zero") {
-        stzsynth::Spec s;
-        s.flavour = "legacy-dump";
-        s.n_layer = 4, s.n_ctx = 256, s.n_embd = 32, s.cells = 50;
-        MemorySink sink;
-        stzsynth::write_state(s, sink);
+        const Bytes state = legacy_state("legacy-dump", 4, 256, 32, 50);
         ParseHints h;
         h.n_ctx = 1ull << 63;
         ChildResult r = run_bounded(  // (the old code divided by 2 * n_ctx, which wraps to 0: SIGFPE)
             [&] {
-                ParsedFile pf = parse(sink.out, h);
-                check_tiling(pf.sections, sink.out.size());
+                ParsedFile pf = parse(state, h);
+                check_tiling(pf.sections, state.size());
                 return true;
             },
             60);

@@ -277,6 +277,7 @@ void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst
     for (size_t i = 1; i < recipe.stages.size(); ++i) sizes.push_back(get_varint(in, pos, "planes"));
     uint64_t len = get_varint(in, pos, "planes");
     if (len > in.size() - pos) throw Error("planes: truncated plane");
+    check_stage_sizes(recipe, sizes, len);  // nested sizes are as untrusted as a chunk's
     Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
     if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
     std::copy(plane.begin(), plane.end(), dst);
