@@ -164,3 +164,33 @@ TEST_CASE("a chunk whose payload was altered and re-hashed still fails its raw c
     rehash_first_chunk(c);
     CHECK_THROWS_WITH(decompress_bytes(c), Catch::Contains("checksum mismatch in decoded chunk"));
 }
+
+TEST_CASE("header properties: version 2 only when present, round trip, unknown required ones refused", "[container]") {
+    Bytes in = random_bytes(5000, 21);
+    CompressOptions opt;
+    Bytes plain = compress_bytes(in, opt);
+    CHECK(load_le<uint16_t>(plain.data() + 8) == kStzVersion);  // 0.1.0 still reads files without properties
+
+    opt.properties = {{"lossy", "bits:V=6", false}, {"reference", "name=a.bin", true}};
+    Bytes with = compress_bytes(in, opt);
+    CHECK(load_le<uint16_t>(with.data() + 8) == kStzVersionProperties);
+    REQUIRE(decompress_bytes(with) == in);
+    MemorySource src(with);
+    ContainerListing L = list_container(src);
+    REQUIRE(L.header.properties.size() == 2);
+    REQUIRE(L.header.property("lossy"));
+    CHECK(L.header.property("lossy")->value == "bits:V=6");
+    CHECK_FALSE(L.header.property("lossy")->required);
+    CHECK(L.header.property("reference")->required);
+    CHECK(L.header.property("absent") == nullptr);
+
+    // An optional property this release does not know is kept and ignored; a required one
+    // refuses the file, naming it.
+    opt.properties = {{"future-note", "x", false}};
+    CHECK(decompress_bytes(compress_bytes(in, opt)) == in);
+    opt.properties = {{"future-transform", "x", true}};
+    CHECK_THROWS_WITH(decompress_bytes(compress_bytes(in, opt)), Catch::Contains("future-transform"));
+    Bytes listed = compress_bytes(in, opt);
+    MemorySource src2(listed);
+    CHECK_THROWS_WITH(list_container(src2), Catch::Contains("does not know"));
+}

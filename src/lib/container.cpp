@@ -27,10 +27,39 @@ void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const 
     }
 }
 
+// Required properties this reader knows how to honour. A new one is one line here plus
+// the code that honours it.
+static const char* const kUnderstoodRequiredProperties[] = {"reference"};
+
+bool header_property_understood(const std::string& key) {
+    for (const char* k : kUnderstoodRequiredProperties)
+        if (key == k) return true;
+    return false;
+}
+
+const HeaderProperty* ContainerHeader::property(const std::string& key) const {
+    for (const auto& p : properties)
+        if (p.key == key) return &p;
+    return nullptr;
+}
+
+void ContainerHeader::set_property(const std::string& key, const std::string& value, bool required) {
+    for (auto& p : properties)
+        if (p.key == key) {
+            p.value = value;
+            p.required = required;
+            return;
+        }
+    properties.push_back({key, value, required});
+}
+
 uint64_t encoded_header_bound(const ContainerHeader& h) {
     uint64_t names = 0;
     for (const auto& s : h.sections) names += s.name.size();
-    return encoded_header_bound(h.sections.size(), names, uint64_t(h.format.size()) + h.detail.size() + h.note.size());
+    uint64_t strings = uint64_t(h.format.size()) + h.detail.size() + h.note.size();
+    if (!h.properties.empty()) strings += 4;  // property count
+    for (const auto& p : h.properties) strings += 2 + p.key.size() + 1 + 2 + p.value.size();
+    return encoded_header_bound(h.sections.size(), names, strings);
 }
 
 void check_header_storable(const ContainerHeader& h) {
@@ -38,6 +67,11 @@ void check_header_storable(const ContainerHeader& h) {
     check_header_string_storable(h.detail, "the format detail");
     check_header_string_storable(h.note, "the note");
     for (const auto& s : h.sections) check_header_string_storable(s.name, "a section name");
+    if (h.properties.size() > kMaxHeaderProperties) throw Error("too many header properties");
+    for (const auto& p : h.properties) {
+        check_header_string_storable(p.key, "a property name");
+        check_header_string_storable(p.value, "a property value");
+    }
     check_header_storable(encoded_header_bound(h));
 }
 
@@ -57,6 +91,15 @@ static Bytes encode_header(const ContainerHeader& h) {
         body.push_back(s.transposed ? 1 : 0);
         for (uint64_t v : {s.offset, s.size, s.rows, s.row_elems, s.filled_elems}) append_le<uint64_t>(body, v);
     }
+    const bool has_properties = !h.properties.empty();
+    if (has_properties) {
+        append_le<uint32_t>(body, static_cast<uint32_t>(h.properties.size()));
+        for (const auto& p : h.properties) {
+            append_string(body, p.key);
+            body.push_back(p.required ? 1 : 0);
+            append_string(body, p.value);
+        }
+    }
     // The section table is repetitive (names, offsets): zstd halves it or better, which
     // matters for small state files. Flag bit 0 marks a compressed body: u32 size + zstd frame.
     Bytes packed(4 + ZSTD_compressBound(body.size()));
@@ -66,7 +109,7 @@ static Bytes encode_header(const ContainerHeader& h) {
     if (compress) packed.resize(4 + n);
     const Bytes& stored = compress ? packed : body;
     Bytes out(kStzMagic, kStzMagic + 8);
-    append_le<uint16_t>(out, kStzVersion);
+    append_le<uint16_t>(out, has_properties ? kStzVersionProperties : kStzVersion);
     append_le<uint16_t>(out, compress ? kHeaderCompressed : 0);
     append_le<uint32_t>(out, static_cast<uint32_t>(stored.size()));
     append_bytes(out, stored);
@@ -75,7 +118,27 @@ static Bytes encode_header(const ContainerHeader& h) {
 }
 
 // Parses and validates the header body; `base` is its offset in the container.
-static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint64_t base) {
+// Version 2's property list (the end of the header body): unique keys, flags bit 0 =
+// required; a required key this reader does not understand refuses the file.
+static void decode_properties(SpanReader& r, ContainerHeader& h) {
+    uint32_t n = r.u32("property count");
+    if (n > kMaxHeaderProperties) throw DataError("too many header properties (" + std::to_string(n) + ")", r.file_offset());
+    for (uint32_t i = 0; i < n; ++i) {
+        HeaderProperty p;
+        p.key = r.str16("property name");
+        uint8_t flags = r.u8("property flags");
+        if (flags & ~1u) throw DataError("unknown property flags (written by a newer statezip?)", r.file_offset());
+        p.required = flags & 1;
+        p.value = r.str16("property value");
+        if (h.property(p.key)) throw DataError("property '" + p.key + "' appears twice", r.file_offset());
+        if (p.required && !header_property_understood(p.key))
+            throw DataError("the file needs '" + p.key + "', which this statezip does not know (written by a newer statezip?)",
+                            r.file_offset());
+        h.properties.push_back(std::move(p));
+    }
+}
+
+static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint16_t version, uint64_t base) {
     if (flags & ~kHeaderCompressed) throw DataError("unknown header flags (written by a newer statezip?)", 10);
     Bytes unpacked;
     ByteSpan body = stored;
@@ -123,6 +186,7 @@ static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint6
         h.sections.push_back(std::move(s));
     }
     if (at != h.original_size) throw DataError("section table does not cover the original file", r.file_offset());
+    if (version >= kStzVersionProperties) decode_properties(r, h);
     if (r.remaining()) throw DataError("unexpected bytes in header", r.file_offset());
     return h;
 }
@@ -203,21 +267,25 @@ void ContainerWriter::finish(uint64_t content_hash) {
     put(rec);
 }
 
+static void check_version(uint16_t version) {
+    if (version < kStzVersion || version > kStzMaxVersion)
+        throw DataError("unsupported .stz format version " + std::to_string(version) + " (this statezip reads versions " +
+                            std::to_string(kStzVersion) + " to " + std::to_string(kStzMaxVersion) + ")", 8);
+}
+
 ContainerReader::ContainerReader(InputStream& in) : in_(in) {
     uint8_t fixed[16];
     read(fixed, 16, "header");
     if (!looks_like_stz({fixed, 16})) throw DataError("not a statezip (.stz) file: bad magic", 0);
     uint16_t version = load_le<uint16_t>(fixed + 8);
-    if (version != kStzVersion)
-        throw DataError("unsupported .stz format version " + std::to_string(version) + " (this statezip reads version " +
-                            std::to_string(kStzVersion) + ")", 8);
+    check_version(version);
     uint32_t len = load_le<uint32_t>(fixed + 12);
     if (len > kMaxHeaderBytes) throw DataError("header length " + std::to_string(len) + " is too large", 12);
     Bytes all(fixed, fixed + 16);
     read_growing(all, size_t(len) + 8, "header");
     if (hash64({all.data(), 16 + size_t(len)}) != load_le<uint64_t>(all.data() + 16 + len))
         throw DataError("header checksum mismatch", 16 + len);
-    header_ = decode_header_body({all.data() + 16, len}, load_le<uint16_t>(fixed + 10), 16);
+    header_ = decode_header_body({all.data() + 16, len}, load_le<uint16_t>(fixed + 10), version, 16);
 }
 
 void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
@@ -368,14 +436,15 @@ ContainerListing list_container(InputSource& in) {
     Bytes fixed(16);
     in.read_at(0, fixed.data(), 16);
     if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
-    if (load_le<uint16_t>(fixed.data() + 8) != kStzVersion) throw DataError("unsupported .stz format version", 8);
+    const uint16_t version = load_le<uint16_t>(fixed.data() + 8);
+    check_version(version);
     uint32_t len = load_le<uint32_t>(fixed.data() + 12);
     if (len > kMaxHeaderBytes || 16 + uint64_t(len) + 8 > size) throw DataError("bad header length", 12);
     Bytes hdr(16 + len + 8);
     in.read_at(0, hdr.data(), hdr.size());
     if (hash64({hdr.data(), 16 + size_t(len)}) != load_le<uint64_t>(hdr.data() + 16 + len))
         throw DataError("header checksum mismatch", 16 + len);
-    L.header = decode_header_body({hdr.data() + 16, len}, load_le<uint16_t>(hdr.data() + 10), 16);
+    L.header = decode_header_body({hdr.data() + 16, len}, load_le<uint16_t>(hdr.data() + 10), version, 16);
     uint8_t trailer[16];
     in.read_at(size - 16, trailer, 16);
     if (!std::equal(trailer + 8, trailer + 16, kStzTrailerMagic)) throw DataError("bad trailer (truncated .stz?)", size - 16);

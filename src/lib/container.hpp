@@ -13,10 +13,27 @@ namespace stz {
 
 inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
 inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
+// Version 1: what 0.1.0 writes and reads. Version 2 adds a property list at the end of the
+// header body (below). The writer writes version 1 whenever the header has no properties, so
+// plain files stay readable by 0.1.0; readers accept both.
 inline constexpr uint16_t kStzVersion = 1;
+inline constexpr uint16_t kStzVersionProperties = 2;
+inline constexpr uint16_t kStzMaxVersion = kStzVersionProperties;
+inline constexpr uint32_t kMaxHeaderProperties = 64;
 inline constexpr uint16_t kHeaderCompressed = 1;  // header flag: body is u32 size + zstd frame
 
 enum class ChunkKind : uint8_t { End = 0, Data = 1 /* 2 reserved: reference into another file */ };
+
+// A named fact about the whole file that is not a section: that it was made lossy and how,
+// the reference file it needs, ... `required`: decoding depends on it, so a reader that does
+// not know the key must refuse the file (liblzma's idea for filter flags); otherwise a reader
+// may ignore it. Keys this release understands as required: header_property_understood().
+struct HeaderProperty {
+    std::string key;
+    std::string value;
+    bool required = false;
+};
+bool header_property_understood(const std::string& key);
 
 struct ContainerHeader {
     uint64_t original_size = 0;
@@ -25,6 +42,9 @@ struct ContainerHeader {
     std::string detail;
     std::string note;
     std::vector<Section> sections;
+    std::vector<HeaderProperty> properties;  // in the order written; keys unique
+    const HeaderProperty* property(const std::string& key) const;
+    void set_property(const std::string& key, const std::string& value, bool required);
 };
 
 // Bytes of this header's uncompressed body (see limits.hpp), and a check that a reader would

@@ -87,9 +87,16 @@ CompressResult compress_stream(InputSource& in, OutputSink& out, const CompressO
 // container overhead could exceed it (many sections for their size) is tried into memory
 // first, for inputs small enough (where such structures occur), and replaced by the strict
 // fallback plan when the data did not compress enough to pay for it.
+static Plan plan_with_properties(const ParsedFile& parsed, const CompressOptions& opt, PlanLimit limit) {
+    Plan plan = make_plan(parsed, opt.codec, opt.chunk_bytes, limit);
+    for (const auto& p : opt.properties) plan.header.set_property(p.key, p.value, p.required);
+    check_header_storable(plan.header);
+    return plan;
+}
+
 CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
     check_tiling(parsed.sections, in.size());
-    Plan plan = make_plan(parsed, opt.codec, opt.chunk_bytes);
+    Plan plan = plan_with_properties(parsed, opt, PlanLimit::Structure);
     const uint64_t allowance = expansion_allowance(in.size());
     std::vector<uint64_t> stored;
     CompressResult res;
@@ -104,7 +111,7 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
             res.compressed_bytes = w.bytes_written();
             written = true;
         } else {
-            plan = make_plan(parsed, opt.codec, opt.chunk_bytes, PlanLimit::Strict);
+            plan = plan_with_properties(parsed, opt, PlanLimit::Strict);
         }
     }
     if (!written) {

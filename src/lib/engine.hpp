@@ -23,6 +23,7 @@ struct CompressOptions {
     unsigned threads = 1;
     ProgressFn progress;
     uint64_t memory_budget = kDefaultMemoryBudget;
+    std::vector<HeaderProperty> properties;  // written into the header (container.hpp)
 };
 
 struct SectionStats {
