@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "file_io.hpp"
+#include "lossy_cli.hpp"
 #include "report.hpp"
 
 namespace stzcli {
@@ -117,6 +118,7 @@ void compress_one(Options& o, const std::string& in_path) {
                      format_line(res.parsed.format, res.parsed.version ? int64_t(*res.parsed.version) : -1, res.parsed.detail).c_str(),
                      res.parsed.sections.size());
     summary(o, in_path, res.original_bytes, res.compressed_bytes, to_stdout ? "(stdout)" : out_path);
+    print_lossy_summary(display(in_path), res, o.verbosity);
     if (o.remove_input && removable && !to_stdout && in_path != "-") remove_file(in_path);
 }
 
@@ -157,6 +159,7 @@ void decompress_one(Options& o, const std::string& in_path) {
         }
     }
     bar.finish();
+    print_lossy_decompress_note(display(in_path), res.header, o.verbosity);
     if (o.verbosity >= 2) std::fprintf(stderr, "%s : %s\n", display(in_path).c_str(), human_bytes(res.bytes_out).c_str());
     if (o.remove_input && !to_stdout && in_path != "-") remove_file(in_path);
 }

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "file_io.hpp"
+#include "lossy_cli.hpp"
 
 using namespace stzcli;
 
@@ -23,7 +24,7 @@ const char* long_name_taking_value(const std::string& s) {
         {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
         {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
-        {"--memory", "--memory"}};
+        {"--memory", "--memory"}, {"--lossy", "--lossy"}};
     for (const auto& [n, l] : names)
         if (s == n) return l;
     return nullptr;
@@ -107,7 +108,7 @@ struct Flags {
     bool decompress = false, test = false, list = false, quiet = false, fast = false, max = false;
     bool compress = false, keep = false, progress = false, no_progress = false, no_keep = false;
     int verbose = 0, level = 0;
-    std::string codec, preset, threads_arg, memory_arg;
+    std::string codec, preset, threads_arg, memory_arg, lossy;
     uint64_t n_layer = 0, n_ctx = 0, n_embd = 0;
     unsigned chunk_mib = 4;
     CLI::App* inspect = nullptr;
@@ -148,6 +149,10 @@ void declare_main_flags(CLI::App& app, Flags& f) {
                    "force a pipeline for all sections (e.g. zstd:19, shuffle+lzma:9e, lz4hc:9) or per group: "
                    "kv=...,meta=...,logits=...,zero=...,opaque=...");
     app.add_option("--chunk-size", f.chunk_mib, "chunk size in MiB (1-64)")->check(CLI::Range(1, 64));
+    app.add_option("--lossy", f.lossy,
+                   "LOSSY, opt-in: round K/V values before compressing (the file still loads in llama.cpp): "
+                   "f16-exact (f32 caches with flash attention: what llama.cpp computes anyway), "
+                   "drop:K=N,V=M (round away N/M low mantissa bits), keep:K=N,V=M (keep N/M mantissa bits)");
     app.add_option("--n-layer", f.n_layer, "model layer count, for 2023 blobs that do not record it");
     app.add_option("--n-ctx", f.n_ctx, "context size, for 2023 blobs");
     app.add_option("--n-embd", f.n_embd, "K/V row width, for 2023 blobs");
@@ -207,6 +212,7 @@ void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
     if (!f.codec.empty()) stz::parse_codec_option(f.codec, o.compress.codec);  // refuses what cannot be stored
     o.compress.hints = hints;
     o.compress.chunk_bytes = f.chunk_mib << 20;
+    o.compress.lossy = lossy_from_flags(f.lossy, o.mode == Mode::Compress, o.remove_input, o.force);
 }
 
 int run_parsed(Flags& f) {

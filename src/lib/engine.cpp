@@ -94,7 +94,8 @@ static Plan plan_with_properties(const ParsedFile& parsed, const CompressOptions
     return plan;
 }
 
-CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
+static CompressResult compress_exact(InputSource& in, const ParsedFile& parsed, OutputSink& out,
+                                    const CompressOptions& opt) {
     check_tiling(parsed.sections, in.size());
     Plan plan = plan_with_properties(parsed, opt, PlanLimit::Structure);
     const uint64_t allowance = expansion_allowance(in.size());
@@ -131,6 +132,21 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
         p.sections = plan.header.sections;
         p.note = plan.header.note;
     }
+    return res;
+}
+
+// Lossy: the error is measured first (the header, written first, records it), then the file
+// is compressed as read through the rounding.
+CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
+    if (!opt.lossy.active()) return compress_exact(in, parsed, out, opt);
+    check_tiling(parsed.sections, in.size());
+    LossyReport report = measure_lossy(in, parsed, plan_lossy(parsed, opt.lossy));
+    CompressOptions exact = opt;
+    exact.lossy = {};
+    exact.properties.push_back({kLossyProperty, report.summary(), false});
+    RoundingSource rounded(in, parsed, report.plan);
+    CompressResult res = compress_exact(rounded, parsed, out, exact);
+    res.lossy = std::move(report);
     return res;
 }
 

@@ -6,6 +6,7 @@
 
 #include "container.hpp"
 #include "formats/detect.hpp"
+#include "lossy.hpp"
 #include "plan.hpp"
 
 namespace stz {
@@ -24,7 +25,12 @@ struct CompressOptions {
     ProgressFn progress;
     uint64_t memory_budget = kDefaultMemoryBudget;
     std::vector<HeaderProperty> properties;  // written into the header (container.hpp)
+    // Opt-in: K/V values rounded while read (lossy.hpp); the header then carries the optional
+    // property kLossyProperty with the mode and the error, and the whole-file hash is of the
+    // rounded file.
+    LossySpec lossy;
 };
+inline constexpr const char* kLossyProperty = "lossy";
 
 struct SectionStats {
     std::string pipeline;  // as chosen (a chunk may still fall back to store)
@@ -36,6 +42,7 @@ struct CompressResult {
     uint64_t original_bytes = 0, compressed_bytes = 0;
     std::vector<SectionStats> sections;  // per section of the parsed file given (merged ones share out their bytes)
     PlanLayout layout = PlanLayout::AsParsed;
+    std::optional<LossyReport> lossy;  // when CompressOptions::lossy was active
 };
 
 CompressResult compress_stream(InputSource& in, OutputSink& out, const CompressOptions& opt);
