@@ -59,8 +59,9 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 //           statistics); the near-random low bytes of floats stored. Smaller than zstd -19.
 //  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
 //           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
-//           mantissa bytes are stored. V rows repeat (layer 0): dedup first, and V planes
-//           keep zstd -3 for the matches that repeated values give.
+//           mantissa bytes are stored (bitpack: only their varying bits, so the low bits
+//           that a lossy mode zeroed cost nothing; on exact data it stores). V rows repeat
+//           (layer 0): dedup first, and V planes keep zstd -3 for the matches that repeated values give.
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 static std::string kv_pipeline(const Section& s, Preset p) {
     const auto& t = elem_type_info(s.type);
@@ -70,14 +71,14 @@ static std::string kv_pipeline(const Section& s, Preset p) {
     // K rows carry their position (RoPE) and never repeat: no dedup there.
     const std::string dedup = value && !s.transposed ? "dedup+" : "";
     if (p == Preset::Fast)
-        return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=zstd:1,rest=store)");
+        return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=zstd:1,rest=bitpack)");
     std::string graph;
     // Quant blocks: K channel-major, the scale's high byte by order-1 rANS, the quants and the
     // other header bytes (scale low byte, mins, high bits) by zstd -3 (order-1 on q4_0's quants is
     // 1.8 % smaller but encodes at a quarter of the speed); V in storage order, all zstd -3.
     if (block && value) graph = "planes:rm(all=zstd:3)";
     else if (block) graph = "planes(top=rans:1,q=zstd:3,rest=zstd:3)";
-    else if (!value) graph = "planes(top=rans:1,rest=store)";
+    else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
     graph = trim + dedup + graph;
