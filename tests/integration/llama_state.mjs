@@ -10,6 +10,12 @@
 //   node llama_state.mjs compare MODEL STATE_A STATE_B  load both (fresh contexts), feed the
 //        last token of A's token list to each, require bit-identical probabilities (a user's
 //        own file, where no reference run exists).
+//   node llama_state.mjs lossy MODEL ORIGINAL RESTORED   the error of a lossy restore: load each
+//        in a fresh context, feed both the last token of ORIGINAL's list and then, for NLS_GEN
+//        steps, ORIGINAL's greedy tokens (teacher forcing); report per-step KL(orig || restored),
+//        top-1 agreement and the largest difference of log-probabilities (the logits up to the
+//        per-step normalisation). Fails when NLS_REQUIRE_IDENTICAL=1 and any probability differs,
+//        when the mean KL exceeds NLS_MAX_MEAN_KL, or top-1 agreement is below NLS_MIN_TOP1.
 //
 // Env: NLS_KV_TYPE (F16, BF16, F32, Q8_0, Q4_0, ...), NLS_FLASH_ATTN (0|1), NLS_CTX (default 2048),
 //      NLS_TOKENS (default 300), NLS_GEN (default 32). One thread, so results are deterministic.
@@ -97,6 +103,55 @@ async function check(model, refPath, statePath) {
     return {state: statePath, ok, restoredTokens: restored, probsIdentical: got.probsSha256 === ref.probsSha256};
 }
 
+// Probability arrays of N_GEN steps: the first step after `token`; then each step fed
+// forced[i] (teacher forcing) or, without `forced`, the greedy token.
+async function probabilitySteps(model, sequence, token, forced) {
+    const nVocab = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
+    const steps = [];
+    for (let i = 0; i < N_GEN; i++) {
+        const [res] = await sequence.controlledEvaluate([[token, {generateNext: {token: true, probabilities: true}}]]);
+        const probs = new Float64Array(nVocab);
+        for (const [id, p] of res.next.probabilities) probs[id] = p;
+        steps.push({probs, greedy: res.next.token});
+        token = forced ? forced[i] : res.next.token;
+    }
+    return steps;
+}
+
+async function lossy(model, original, restored) {
+    const load = async (path, forced, token) => {
+        const {context, sequence} = await sequenceOf(model);
+        await sequence.loadStateFromFile(path, {acceptRisk: true});
+        const toks = sequence.contextTokens;
+        const first = token ?? (toks.length ? toks.at(-1) : 1);
+        const steps = await probabilitySteps(model, sequence, first, forced);
+        await context.dispose();
+        return {tokens: toks.length, first, steps};
+    };
+    const a = await load(original, null, null);
+    const forced = a.steps.map(s => s.greedy);
+    const b = await load(restored, forced, a.first);
+    const perStepKL = [];
+    let top1 = 0, maxAbsLogProbDiff = 0, identical = a.tokens === b.tokens;
+    for (let i = 0; i < N_GEN; i++) {
+        const p = a.steps[i].probs, q = b.steps[i].probs;
+        let kl = 0, argmax = 0;
+        for (let t = 0; t < p.length; t++) {
+            if (q[t] > q[argmax]) argmax = t;
+            if (p[t] !== q[t]) identical = false;
+            if (p[t] > 0 && q[t] > 0) {
+                kl += p[t] * Math.log(p[t] / q[t]);
+                maxAbsLogProbDiff = Math.max(maxAbsLogProbDiff, Math.abs(Math.log(p[t]) - Math.log(q[t])));
+            } else if (p[t] > 0) kl = Infinity;
+        }
+        perStepKL.push(kl);
+        top1 += argmax === a.steps[i].greedy ? 1 : 0;
+    }
+    const meanKL = perStepKL.reduce((x, y) => x + y, 0) / N_GEN;
+    return {original, restored, tokens: a.tokens, steps: N_GEN, identical, meanKL, maxKL: Math.max(...perStepKL),
+            top1Agreement: top1 / N_GEN, maxAbsLogProbDiff, perStepKL};
+}
+
 const [mode, modelPath, ...rest] = process.argv.slice(2);
 const {llama, model} = await open(modelPath);
 let failed = false;
@@ -121,8 +176,15 @@ if (mode === "save") {
     const same = runs[0].tokens === runs[1].tokens && runs[0].probsSha256 === runs[1].probsSha256;
     console.log(JSON.stringify({a: rest[0], b: rest[1], tokens: runs[0].tokens, identical: same}));
     failed = !same;
+} else if (mode === "lossy") {
+    const r = await lossy(model, rest[0], rest[1]);
+    console.log(JSON.stringify(r));
+    const maxMeanKL = Number(process.env.NLS_MAX_MEAN_KL ?? Infinity), minTop1 = Number(process.env.NLS_MIN_TOP1 ?? 0);
+    failed = (process.env.NLS_REQUIRE_IDENTICAL === "1" && !r.identical) || !(r.meanKL <= maxMeanKL) ||
+             r.top1Agreement < minTop1;
 } else {
-    console.error("usage: node llama_state.mjs save MODEL STATE REF | check MODEL REF STATE... | compare MODEL A B");
+    console.error("usage: node llama_state.mjs save MODEL STATE REF | check MODEL REF STATE... | compare MODEL A B | " +
+                  "lossy MODEL ORIGINAL RESTORED");
     failed = true;
 }
 await model.dispose();
