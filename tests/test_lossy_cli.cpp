@@ -61,3 +61,16 @@ TEST_CASE("cli: --lossy with --rm is refused unless --force, and bad specs are u
     CHECK(sh(kBin + " -q --lossy=f8-exact " + d + "/s.bin.stz 2>/dev/null") == 2);
     CHECK(sh(kBin + " -q --lossy=drop:V=30 " + d + "/s.bin.stz 2>/dev/null") == 2);
 }
+
+TEST_CASE("cli: bench --lossy adds verified lossy rows of the presets", "[cli][lossy][bench]") {
+    std::string d = temp_dir("cli-lossy-bench");
+    write_f32_state(d + "/s.bin");
+    REQUIRE(sh(kBin + " bench --runs 1 --no-external --json --pipelines default,zstd:3 --lossy f16-exact --lossy drop:V=6 " +
+               d + "/s.bin > " + d + "/b.json") == 0);
+    CHECK(sh("python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"files\"][0][\"results\"]; "
+             "n={x[\"pipeline\"]: x for x in r}; assert len(r) == 4, list(n); "
+             "assert all(x[\"verified\"] for x in r); "
+             "assert n[\"default --lossy=f16-exact\"][\"compressed_bytes\"] < 0.8 * n[\"default\"][\"compressed_bytes\"]; "
+             "assert \"default --lossy=drop:K=0,V=6\" in n' " + d + "/b.json") == 0);
+    CHECK(sh(kBin + " bench --runs 1 --no-external --lossy nosuch " + d + "/s.bin 2>/dev/null") != 0);
+}

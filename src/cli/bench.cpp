@@ -66,11 +66,14 @@ CodecChoice choice_for(const std::string& p) {
     return c;
 }
 
-Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& name, int runs, unsigned threads) {
+// `lossy`: compressed with that mode; the round trip must then give `expect` (the rounded file).
+Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& name, int runs, unsigned threads,
+                   const LossySpec& lossy = {}, const Bytes* expect = nullptr) {
     Row row;
-    row.pipeline = name;
+    row.pipeline = lossy.active() ? name + " --lossy=" + lossy.text() : name;
     CompressOptions opt;
     opt.codec = choice_for(name);
+    opt.lossy = lossy;
     opt.threads = threads;
     std::vector<double> ct, dt;
     MemorySink last;
@@ -101,7 +104,7 @@ Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& n
         decompress_stream(in, out, threads);
         auto t1 = Clock::now();
         if (i) dt.push_back(std::chrono::duration<double>(t1 - t0).count());
-        if (out.out != data) throw Error("round trip of pipeline " + name + " is not byte-exact");
+        if (out.out != (expect ? *expect : data)) throw Error("round trip of pipeline " + row.pipeline + " is not byte-exact");
     }
     row.verified = true;
     row.compressed = last.out.size();
@@ -242,6 +245,7 @@ int run_bench(const BenchOptions& b) {
     if (files.empty()) files.push_back(default_sample_path());
     std::vector<std::string> pipes = b.pipelines.empty() ? default_pipelines(b.quick) : b.pipelines;
     for (const auto& p : pipes) choice_for(p);  // reject bad names before any work
+    for (const auto& l : b.lossy) parse_lossy_spec(l);
     const bool progress = b.progress == 1 || (b.progress == -1 && is_terminal(2));
     std::vector<FileResult> results;
     int rc = 0;
@@ -266,6 +270,12 @@ int run_bench(const BenchOptions& b) {
             for (const auto& p : pipes) {
                 if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", printable(f).c_str(), ++done, total, printable(p).c_str());
                 fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads));
+            }
+            for (const auto& spec : b.lossy) {  // the preset rows again, lossy (compact: presets only)
+                const LossySpec ls = parse_lossy_spec(spec);
+                const Bytes rounded = apply_lossy(data, pf, ls);
+                for (const auto& p : pipes)
+                    if (preset_from_name(p)) fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads, ls, &rounded));
             }
             if (b.external) {
                 if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", printable(f).c_str());

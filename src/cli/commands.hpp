@@ -29,6 +29,7 @@ struct BenchOptions {
     int runs = 3;
     bool json = false, csv = false, sections = false, external = true, quick = false;
     std::string plot;
+    std::vector<std::string> lossy;  // --lossy specs: preset rows again with each (bench_lossy.cpp)
     unsigned threads = 1;
     int progress = -1;
     stz::ParseHints hints;

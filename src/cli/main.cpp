@@ -173,6 +173,10 @@ void declare_subcommands(CLI::App& app, Flags& f) {
     f.bench->add_option("--pipelines", f.pipelines,
                         "comma-separated pipelines (or preset names) instead of the built-in list");
     f.bench->add_flag("--quick", f.b.quick, "a short list of pipelines");
+    f.bench->add_option("--lossy", f.b.lossy,
+                        "also bench each preset row with this lossy mode (repeatable, e.g. --lossy f16-exact "
+                        "--lossy drop:V=6); rows verified against the rounded file")
+        ->allow_extra_args(false);
     f.bench->add_flag("--no-external", f.no_external, "skip the system zstd/xz/lz4 tools");
     f.bench->add_option("-T,--threads", f.bench_threads_arg, "threads per run (default 1)");
     app.require_subcommand(0, 1);

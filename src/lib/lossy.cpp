@@ -274,4 +274,12 @@ void RoundingSource::read_at(uint64_t off, uint8_t* dst, size_t n) {
     }
 }
 
+Bytes apply_lossy(ByteSpan file, const ParsedFile& parsed, const LossySpec& spec) {
+    MemorySource src(file);
+    RoundingSource rounded(src, parsed, plan_lossy(parsed, spec));
+    Bytes out(file.size());
+    rounded.read_at(0, out.data(), out.size());
+    return out;
+}
+
 }  // namespace stz

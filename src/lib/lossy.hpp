@@ -94,4 +94,7 @@ private:
     std::vector<Range> ranges_;  // sections that change, in file order
 };
 
+// The whole file as a lossy compression stores it (bench and tests compare against it).
+Bytes apply_lossy(ByteSpan file, const ParsedFile& parsed, const LossySpec& spec);
+
 }  // namespace stz
