@@ -38,10 +38,13 @@ inline void copy_value(uint8_t* dst, const uint8_t* src, uint32_t elem) {
     }
 }
 
-// One hash per column, in a single row-major pass (cache friendly; no transposed copy). Only
-// a candidate for equality: columns_equal confirms every match.
+// One hash per column over its first rows, in a row-major pass (cache friendly; no transposed
+// copy). Equal hashes only make two columns candidates: columns_equal compares every row, so
+// hashing a few rows finds the same repeats at a fraction of the cost.
+constexpr uint64_t kHashedRows = 8;
 std::vector<uint64_t> column_hashes(ByteSpan in, const Layout& l, uint64_t rows) {
     std::vector<uint64_t> h(l.cols, 0x9E3779B97F4A7C15ull);
+    rows = std::min(rows, kHashedRows);
     constexpr uint64_t kMul = 0xff51afd7ed558ccdull;
     const uint8_t* p = in.data();
     if (l.elem == 2) {  // f16/bf16: one load per value
@@ -65,6 +68,11 @@ std::vector<uint64_t> column_hashes(ByteSpan in, const Layout& l, uint64_t rows)
 
 bool columns_equal(ByteSpan in, const Layout& l, uint64_t rows, uint64_t a, uint64_t b) {
     const uint64_t row = l.cols * l.elem;
+    if (l.elem == 2) {
+        for (const uint8_t *p = in.data() + a * 2, *q = in.data() + b * 2, *end = p + rows * row; p < end; p += row, q += row)
+            if (load_le<uint16_t>(p) != load_le<uint16_t>(q)) return false;
+        return true;
+    }
     for (uint64_t r = 0; r < rows; ++r)
         if (std::memcmp(in.data() + r * row + a * l.elem, in.data() + r * row + b * l.elem, l.elem) != 0) return false;
     return true;
