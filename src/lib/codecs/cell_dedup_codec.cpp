@@ -42,6 +42,7 @@ inline void copy_value(uint8_t* dst, const uint8_t* src, uint32_t elem) {
 // copy). Equal hashes only make two columns candidates: columns_equal compares every row, so
 // hashing a few rows finds the same repeats at a fraction of the cost.
 constexpr uint64_t kHashedRows = 8;
+constexpr int kMaxCandidates = 8;
 std::vector<uint64_t> column_hashes(ByteSpan in, const Layout& l, uint64_t rows) {
     std::vector<uint64_t> h(l.cols, 0x9E3779B97F4A7C15ull);
     rows = std::min(rows, kHashedRows);
@@ -112,7 +113,11 @@ public:
         for (uint64_t c = 0; c < l.cols; ++c) {
             const uint64_t h = hashes[c];
             int64_t match = -1;
-            for (auto [it, end] = seen.equal_range(h); it != end; ++it)
+            // At most kMaxCandidates comparisons per column: columns crafted to agree on their
+            // hashed rows and differ later cannot make encoding quadratic (a missed repeat only
+            // costs size).
+            int tries = 0;
+            for (auto [it, end] = seen.equal_range(h); it != end && tries < kMaxCandidates; ++it, ++tries)
                 if (columns_equal(in, l, rows, unique_cols[it->second], c)) {
                     match = it->second;
                     break;
