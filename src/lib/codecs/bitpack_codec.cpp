@@ -6,6 +6,7 @@
 //
 // Payload: u8 `vary` (the bits that vary), u8 `fixed` (the value of the others), then the
 // varying bits of every byte, popcount(vary) bits per byte, packed LSB first. No parameters.
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -43,8 +44,10 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         check_params(params);
-        uint8_t all_or = 0, all_and = 0xff;
-        for (uint8_t b : in) all_or |= b, all_and &= b;
+        uint8_t all_or = in.empty() ? 0 : in[0], all_and = all_or;
+        // By blocks, stopping once every bit varies (near-random planes: after a few bytes).
+        for (size_t i = 0; i < in.size() && (all_or ^ all_and) != 0xff; i += 256)
+            for (size_t j = i, end = std::min(in.size(), i + 256); j < end; ++j) all_or |= in[j], all_and &= in[j];
         const uint8_t vary = in.empty() ? 0 : all_or ^ all_and;
         out.push_back(vary);
         out.push_back(all_and & static_cast<uint8_t>(~vary));
