@@ -24,8 +24,11 @@ void print_lossy_summary(const std::string& file, const stz::CompressResult& r, 
 void print_lossy_decompress_note(const std::string& file, const stz::ContainerHeader& h, int verbosity) {
     const stz::HeaderProperty* p = h.property(stz::kLossyProperty);
     if (!p || verbosity < 1 || (verbosity < 2 && !is_terminal(2))) return;
+    // One line, whatever a crafted header holds (the value may be 64 KiB): -l shows it all.
+    std::string value = printable(p->value);
+    if (value.size() > 300) value = value.substr(0, 300) + "...";
     std::fprintf(stderr, "statezip: %s: note: lossy file, K/V values were rounded when compressed (%s)\n",
-                 file.c_str(), printable(p->value).c_str());
+                 file.c_str(), value.c_str());
 }
 
 }  // namespace stzcli
