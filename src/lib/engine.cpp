@@ -138,16 +138,23 @@ static CompressResult compress_exact(InputSource& in, const ParsedFile& parsed, 
 }
 
 // Lossy: the error is measured first (the header, written first, records it), then the file
-// is compressed as read through the rounding.
+// is compressed as read through the rounding. When no value changes (nothing to round, or
+// values already rounded) the output is the exact compression and does not claim to be lossy.
 CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
     if (!opt.lossy.active()) return compress_exact(in, parsed, out, opt);
     check_tiling(parsed.sections, in.size());
     LossyReport report = measure_lossy(in, parsed, plan_lossy(parsed, opt.lossy));
     CompressOptions exact = opt;
     exact.lossy = {};
+    CompressResult res;
+    if (report.k.changed + report.v.changed == 0) {
+        res = compress_exact(in, parsed, out, exact);
+        res.lossy = std::move(report);
+        return res;
+    }
     exact.properties.push_back({kLossyProperty, report.summary(), false});
     RoundingSource rounded(in, parsed, report.plan);
-    CompressResult res = compress_exact(rounded, parsed, out, exact);
+    res = compress_exact(rounded, parsed, out, exact);
     res.lossy = std::move(report);
     return res;
 }

@@ -200,7 +200,7 @@ std::string LossyReport::summary() const {
     };
     group("K", k);
     group("V", v);
-    if (!k.values && !v.values) s += "; nothing rounded";
+    if (!k.changed && !v.changed) s += "; nothing rounded, the file is stored exactly";
     if (!plan.note.empty()) s += " (" + plan.note + ")";
     return s;
 }
