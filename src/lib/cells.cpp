@@ -1,0 +1,253 @@
+#include "cells.hpp"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+namespace stz {
+
+namespace {
+
+// The part of a section's name before "kv." ("" for "kv.k[0]", "s1." for "s1.kv.v[3]").
+std::optional<std::string> group_prefix(const std::string& name) {
+    size_t at = name.find("kv.");
+    if (at == std::string::npos) return std::nullopt;
+    return name.substr(0, at);
+}
+
+// The cell count and part layout of one K/V section, or nullopt when it has no usable
+// row structure (rows that do not divide its size, a transposed row that is not whole cells).
+std::optional<std::pair<uint64_t, CellPart>> part_of(const Section& s, uint32_t index) {
+    if (s.rows == 0 || s.size == 0 || s.size % s.rows != 0) return std::nullopt;
+    CellPart p;
+    p.section = index;
+    p.offset = s.offset;
+    p.row_bytes = s.size / s.rows;
+    p.transposed = s.transposed;
+    if (!s.transposed) {
+        p.piece_bytes = p.row_bytes;
+        return std::make_pair(s.rows, p);
+    }
+    if (s.row_elems == 0 || p.row_bytes % s.row_elems != 0) return std::nullopt;
+    p.channels = s.rows;
+    p.piece_bytes = p.row_bytes / s.row_elems;
+    return std::make_pair(s.row_elems, p);
+}
+
+uint64_t layout_signature(const CellGroup& g) {
+    std::vector<uint64_t> words;
+    words.push_back(g.parts.size());
+    for (const CellPart& p : g.parts) {
+        words.push_back(p.piece_bytes);
+        words.push_back(p.channels);
+        words.push_back(p.transposed ? 1 : 0);
+    }
+    return XXH3_64bits(words.data(), words.size() * sizeof(uint64_t));
+}
+
+void push_run(std::vector<CellRun>& runs, uint64_t cell, uint32_t ref_group, uint64_t ref_cell) {
+    if (!runs.empty()) {
+        CellRun& last = runs.back();
+        bool next = last.first + last.count == cell && last.ref_group == ref_group;
+        if (next && (ref_group == kNoRef || last.ref_first + last.count == ref_cell)) {
+            ++last.count;
+            return;
+        }
+    }
+    runs.push_back({cell, 1, ref_group, ref_group == kNoRef ? 0 : ref_cell});
+}
+
+}  // namespace
+
+std::vector<CellGroup> find_cell_groups(const ParsedFile& f) {
+    // Row-major parts must agree on the cell count; a transposed part may have more columns
+    // than the group has cells (2023 files keep V for the whole context, K only for n_past):
+    // the columns past the cells are not cells (callers keep them as they are).
+    struct Pending {
+        CellGroup g;
+        std::vector<uint64_t> counts;
+        std::optional<uint64_t> row_major_cells;
+        bool bad = false;
+    };
+    std::vector<Pending> groups;
+    for (uint32_t i = 0; i < f.sections.size(); ++i) {
+        const Section& s = f.sections[i];
+        if (s.kind != SectionKind::KvKey && s.kind != SectionKind::KvValue) continue;
+        auto prefix = group_prefix(s.name);
+        if (!prefix) continue;
+        size_t g = 0;
+        while (g < groups.size() && groups[g].g.prefix != *prefix) ++g;
+        if (g == groups.size()) groups.push_back({CellGroup{*prefix, 0, {}, 0, 0}, {}, std::nullopt, false});
+        Pending& pg = groups[g];
+        auto part = part_of(s, i);
+        if (!part) {
+            pg.bad = true;
+            continue;
+        }
+        if (!part->second.transposed) {
+            if (pg.row_major_cells && *pg.row_major_cells != part->first) pg.bad = true;
+            pg.row_major_cells = part->first;
+        }
+        pg.counts.push_back(part->first);
+        pg.g.parts.push_back(part->second);
+    }
+    std::vector<CellGroup> good;
+    for (Pending& pg : groups) {
+        if (pg.bad || pg.g.parts.empty()) continue;
+        uint64_t n = pg.row_major_cells ? *pg.row_major_cells : pg.counts[0];
+        bool ok = n > 0;
+        for (size_t k = 0; k < pg.counts.size(); ++k)
+            ok = ok && (pg.g.parts[k].transposed ? pg.counts[k] >= n : pg.counts[k] == n);
+        if (!ok) continue;
+        CellGroup& g = pg.g;
+        g.n_cells = n;
+        for (const CellPart& p : g.parts) g.cell_bytes += p.cell_bytes();
+        g.signature = layout_signature(g);
+        good.push_back(std::move(g));
+    }
+    return good;
+}
+
+uint64_t cells_per_tile(const CellGroup& g) {
+    if (g.cell_bytes == 0) return 1;
+    return std::max<uint64_t>(1, kCellTileBytes / g.cell_bytes);
+}
+
+void read_cells(InputSource& in, const CellGroup& g, uint64_t first, uint64_t count, uint8_t* dst) {
+    if (first > g.n_cells || count > g.n_cells - first) throw Error("cell range outside its group");
+    Bytes tmp;
+    uint64_t part_at = 0;  // offset of the part's bytes inside a cell
+    for (const CellPart& p : g.parts) {
+        if (!p.transposed) {
+            tmp.resize(count * p.row_bytes);
+            in.read_at(p.piece_offset(first, 0), tmp.data(), tmp.size());
+            for (uint64_t i = 0; i < count; ++i)
+                std::memcpy(dst + i * g.cell_bytes + part_at, tmp.data() + i * p.row_bytes, p.row_bytes);
+        } else {
+            tmp.resize(count * p.piece_bytes);
+            const uint64_t w = p.piece_bytes;
+            for (uint64_t ch = 0; ch < p.channels; ++ch) {
+                in.read_at(p.piece_offset(first, ch), tmp.data(), tmp.size());
+                uint8_t* out = dst + part_at + ch * w;
+                if (w == 2) {
+                    for (uint64_t i = 0; i < count; ++i) std::memcpy(out + i * g.cell_bytes, tmp.data() + i * 2, 2);
+                } else if (w == 4) {
+                    for (uint64_t i = 0; i < count; ++i) std::memcpy(out + i * g.cell_bytes, tmp.data() + i * 4, 4);
+                } else {
+                    for (uint64_t i = 0; i < count; ++i) std::memcpy(out + i * g.cell_bytes, tmp.data() + i * w, w);
+                }
+            }
+        }
+        part_at += p.cell_bytes();
+    }
+}
+
+CellHash hash_cell(const uint8_t* cell, uint64_t cell_bytes, uint64_t signature) {
+    XXH128_hash_t h = XXH3_128bits_withSeed(cell, cell_bytes, signature);
+    return {h.low64, h.high64};
+}
+
+std::vector<CellHash> hash_cells(InputSource& in, const CellGroup& g) {
+    std::vector<CellHash> out;
+    out.reserve(g.n_cells);
+    const uint64_t tile = cells_per_tile(g);
+    Bytes buf(tile * g.cell_bytes);
+    for (uint64_t c = 0; c < g.n_cells; c += tile) {
+        uint64_t n = std::min(tile, g.n_cells - c);
+        read_cells(in, g, c, n, buf.data());
+        for (uint64_t i = 0; i < n; ++i) out.push_back(hash_cell(buf.data() + i * g.cell_bytes, g.cell_bytes, g.signature));
+    }
+    return out;
+}
+
+CellIndex::CellIndex(InputSource& in, const ParsedFile& parsed) : groups_(find_cell_groups(parsed)) {
+    for (uint32_t g = 0; g < groups_.size(); ++g) {
+        hashes_.push_back(hash_cells(in, groups_[g]));
+        const auto& hs = hashes_.back();
+        for (uint64_t c = 0; c < hs.size(); ++c) map_.emplace(hs[c], CellRef{g, c});
+    }
+}
+
+std::optional<CellRef> CellIndex::find(const CellHash& h) const {
+    auto it = map_.find(h);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<CellRun> match_cells(const CellGroup& fg, const std::vector<CellHash>& fh, const CellIndex& ref) {
+    std::vector<CellRun> runs;
+    for (uint64_t c = 0; c < fg.n_cells && c < fh.size(); ++c) {
+        // Prefer continuing the current run (keeps runs long when a cell occurs twice in REF).
+        if (!runs.empty() && runs.back().ref_group != kNoRef) {
+            const CellRun& last = runs.back();
+            const auto& rh = ref.hashes(last.ref_group);
+            uint64_t next = last.ref_first + last.count;
+            if (next < rh.size() && rh[next] == fh[c]) {
+                push_run(runs, c, last.ref_group, next);
+                continue;
+            }
+        }
+        auto hit = ref.find(fh[c]);
+        if (hit && ref.groups()[hit->group].signature == fg.signature) push_run(runs, c, hit->group, hit->cell);
+        else push_run(runs, c, kNoRef, 0);
+    }
+    for (uint64_t c = fh.size(); c < fg.n_cells; ++c) push_run(runs, c, kNoRef, 0);
+    return runs;
+}
+
+namespace {
+
+// Compares a run tile by tile, calling on_cell(i, equal) for each cell of the run.
+template <class F>
+void compare_run(InputSource& file, const CellGroup& fg, InputSource& ref, const CellGroup& rg, const CellRun& run,
+                 F&& on_cell) {
+    if (fg.cell_bytes != rg.cell_bytes) {
+        for (uint64_t i = 0; i < run.count; ++i) on_cell(i, false);
+        return;
+    }
+    const uint64_t tile = cells_per_tile(fg);
+    Bytes a(std::min(tile, run.count) * fg.cell_bytes), b(a.size());
+    for (uint64_t i = 0; i < run.count; i += tile) {
+        uint64_t n = std::min(tile, run.count - i);
+        read_cells(file, fg, run.first + i, n, a.data());
+        read_cells(ref, rg, run.ref_first + i, n, b.data());
+        if (std::memcmp(a.data(), b.data(), n * fg.cell_bytes) == 0) {
+            for (uint64_t k = 0; k < n; ++k) on_cell(i + k, true);
+            continue;
+        }
+        for (uint64_t k = 0; k < n; ++k)
+            on_cell(i + k, std::memcmp(a.data() + k * fg.cell_bytes, b.data() + k * fg.cell_bytes, fg.cell_bytes) == 0);
+    }
+}
+
+}  // namespace
+
+bool verify_run(InputSource& file, const CellGroup& fg, InputSource& ref, const CellGroup& rg, const CellRun& run) {
+    if (run.ref_group == kNoRef) return false;
+    bool all = true;
+    compare_run(file, fg, ref, rg, run, [&](uint64_t, bool eq) { all = all && eq; });
+    return all;
+}
+
+std::vector<CellRun> verified_runs(InputSource& file, const CellGroup& fg, InputSource& ref, const CellIndex& ri,
+                                   const std::vector<CellRun>& runs) {
+    std::vector<CellRun> out;
+    for (const CellRun& r : runs) {
+        if (r.ref_group == kNoRef || r.ref_group >= ri.groups().size()) {
+            for (uint64_t i = 0; i < r.count; ++i) push_run(out, r.first + i, kNoRef, 0);
+            continue;
+        }
+        const CellGroup& rg = ri.groups()[r.ref_group];
+        if (r.ref_first > rg.n_cells || r.count > rg.n_cells - r.ref_first) {
+            for (uint64_t i = 0; i < r.count; ++i) push_run(out, r.first + i, kNoRef, 0);
+            continue;
+        }
+        compare_run(file, fg, ref, rg, r, [&](uint64_t i, bool eq) {
+            if (eq) push_run(out, r.first + i, r.ref_group, r.ref_first + i);
+            else push_run(out, r.first + i, kNoRef, 0);
+        });
+    }
+    return out;
+}
+
+}  // namespace stz
