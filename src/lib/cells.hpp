@@ -9,9 +9,10 @@
 //
 // A cell's *bytes* are its pieces concatenated in a fixed order: part by part (the group's
 // sections in file order), and within a transposed part channel by channel. Its *hash* is
-// XXH3-128 of those bytes, seeded with the group's geometry signature, so two cells have
-// equal hashes only if (up to 2^-128) their groups have the same layout and their bytes are
-// equal. Matching is by this hash, in any order and across groups; a caller that writes
+// a fold of the XXH3-128 of each part's bytes (acc = XXH3-128(acc || part hash), starting
+// from the group's layout signature), so two cells have equal hashes only if (up to 2^-128)
+// their groups have the same layout and their bytes are equal. Each part is hashed in one
+// pass over its section (transposed V in bands of columns), which is what makes it fast. Matching is by this hash, in any order and across groups; a caller that writes
 // output from a match must still compare the bytes (verify_run) because the output must
 // never be wrong.
 //
@@ -71,8 +72,9 @@ void read_cells(InputSource& in, const CellGroup& g, uint64_t first, uint64_t co
 // Cells per tile for a group (>= 1), so a tile holds at most ~kCellTileBytes.
 uint64_t cells_per_tile(const CellGroup& g);
 
-CellHash hash_cell(const uint8_t* cell, uint64_t cell_bytes, uint64_t signature);
-// The hash of every cell of `g`, in cell order (streamed in tiles).
+// The hash of one cell given its bytes (g.cell_bytes, in read_cells order); equals hash_cells'.
+CellHash hash_cell(const CellGroup& g, const uint8_t* cell);
+// The hash of every cell of `g`, in cell order (each section read once, in bands).
 std::vector<CellHash> hash_cells(InputSource& in, const CellGroup& g);
 
 struct CellRef {
