@@ -1,0 +1,248 @@
+#include "patch_map.hpp"
+
+#include "codecs/varint.hpp"
+#include "types.hpp"
+
+namespace stz {
+
+Bytes encode_patch_map(const PatchMap& m) {
+    Bytes out;
+    out.push_back(kPatchMapVersion);
+    put_varint(out, m.original_size);
+    append_le<uint64_t>(out, m.original_xxh128[0]);
+    append_le<uint64_t>(out, m.original_xxh128[1]);
+    put_varint(out, m.ref_groups.size());
+    for (const auto& g : m.ref_groups) {
+        put_varint(out, g.n_cells);
+        put_varint(out, g.parts.size());
+        for (const auto& p : g.parts) {
+            put_varint(out, p.offset);
+            put_varint(out, p.row_bytes);
+        }
+    }
+    put_varint(out, m.groups.size());
+    for (const auto& g : m.groups) {
+        put_varint(out, g.n_cells);
+        put_varint(out, g.parts.size());
+        for (const auto& p : g.parts) {
+            put_varint(out, p.channels);
+            put_varint(out, p.piece_bytes);
+            out.push_back(p.transposed ? 1 : 0);
+            put_varint(out, p.row_tail);
+        }
+        put_varint(out, g.runs.size());
+        for (const auto& r : g.runs) {
+            put_varint(out, r.count);
+            put_varint(out, r.ref_group ? uint64_t(*r.ref_group) + 1 : 0);
+            if (r.ref_group) put_varint(out, r.ref_first);
+        }
+    }
+    put_varint(out, m.regions.size());
+    for (const auto& r : m.regions) {
+        out.push_back(static_cast<uint8_t>(r.kind));
+        if (r.kind == RegionKind::Part) {
+            put_varint(out, r.group);
+            put_varint(out, r.part);
+        } else {
+            put_varint(out, r.length);
+        }
+        if (r.kind == RegionKind::Tokens) {
+            put_varint(out, r.ref_offset);
+            put_varint(out, r.shared);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+class MapReader {
+public:
+    MapReader(ByteSpan d, uint64_t base) : d_(d), base_(base) {}
+    uint64_t v(const char* what) {
+        size_t at = pos_;
+        try {
+            return get_varint(d_, pos_, "patch map");
+        } catch (const DataError&) {
+            throw;
+        } catch (const Error&) {
+            throw DataError(std::string("patch map: bad ") + what, base_ + at);
+        }
+    }
+    // A count of items of at least one byte each: never more than the bytes left.
+    uint64_t count(const char* what) {
+        uint64_t n = v(what);
+        if (n > d_.size() - pos_) throw DataError(std::string("patch map: ") + what + " larger than the map", base_ + pos_);
+        return n;
+    }
+    uint8_t u8(const char* what) {
+        if (pos_ >= d_.size()) throw DataError(std::string("patch map: truncated ") + what, base_ + pos_);
+        return d_[pos_++];
+    }
+    uint64_t u64(const char* what) {
+        if (d_.size() - pos_ < 8) throw DataError(std::string("patch map: truncated ") + what, base_ + pos_);
+        uint64_t x = load_le<uint64_t>(d_.data() + pos_);
+        pos_ += 8;
+        return x;
+    }
+    uint64_t at() const { return base_ + pos_; }
+    bool done() const { return pos_ == d_.size(); }
+
+private:
+    ByteSpan d_;
+    uint64_t base_;
+    size_t pos_ = 0;
+};
+
+uint64_t part_bytes(const PatchGroup& g, const PatchPart& p, uint64_t at) {
+    uint64_t row = checked_add(checked_mul(g.n_cells, p.piece_bytes, "patch part", at), p.row_tail, "patch part", at);
+    return checked_mul(row, p.channels, "patch part", at);
+}
+
+void read_group(MapReader& r, PatchMap& m) {
+    PatchGroup g;
+    g.n_cells = r.v("cell count");
+    uint64_t n_parts = r.count("part count");
+    if (n_parts == 0) throw DataError("patch map: group without parts", r.at());
+    for (uint64_t i = 0; i < n_parts; ++i) {
+        PatchPart p;
+        p.channels = r.v("channels");
+        p.piece_bytes = r.v("piece size");
+        uint8_t t = r.u8("part flags");
+        p.row_tail = r.v("row tail");
+        if (t > 1 || p.channels == 0 || p.piece_bytes == 0 || (!t && (p.channels != 1 || p.row_tail)))
+            throw DataError("patch map: bad part layout", r.at());
+        p.transposed = t;
+        part_bytes(g, p, r.at());
+        g.parts.push_back(p);
+    }
+    uint64_t n_runs = r.count("run count"), covered = 0;
+    for (uint64_t i = 0; i < n_runs; ++i) {
+        PatchRun run;
+        run.count = r.v("run length");
+        uint64_t ref = r.v("run reference");
+        if (ref) {
+            if (ref > m.ref_groups.size()) throw DataError("patch map: run names a missing reference group", r.at());
+            run.ref_group = static_cast<uint32_t>(ref - 1);
+            run.ref_first = r.v("run start");
+            const PatchRefGroup& rg = m.ref_groups[ref - 1];
+            if (rg.parts.size() != g.parts.size() || run.ref_first > rg.n_cells || run.count > rg.n_cells - run.ref_first)
+                throw DataError("patch map: run outside its reference group", r.at());
+        }
+        if (run.count == 0 || run.count > g.n_cells - covered) throw DataError("patch map: bad run length", r.at());
+        covered += run.count;
+        g.runs.push_back(run);
+    }
+    if (covered != g.n_cells) throw DataError("patch map: runs do not cover the group", r.at());
+    m.groups.push_back(std::move(g));
+}
+
+}  // namespace
+
+PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
+    if (data.size() > kMaxPatchMapBytes) throw DataError("patch map too large", base);
+    MapReader r(data, base);
+    if (r.u8("version") != kPatchMapVersion) throw DataError("unknown patch map version (written by a newer statezip?)", base);
+    PatchMap m;
+    m.original_size = r.v("size");
+    m.original_xxh128[0] = r.u64("hash");
+    m.original_xxh128[1] = r.u64("hash");
+    uint64_t n_ref = r.count("reference group count");
+    for (uint64_t i = 0; i < n_ref; ++i) {
+        PatchRefGroup g;
+        g.n_cells = r.v("cell count");
+        uint64_t n_parts = r.count("part count");
+        for (uint64_t k = 0; k < n_parts; ++k) {
+            PatchRefPart p;
+            p.offset = r.v("offset");
+            p.row_bytes = r.v("row size");
+            g.parts.push_back(p);
+        }
+        m.ref_groups.push_back(std::move(g));
+    }
+    uint64_t n_groups = r.count("group count");
+    for (uint64_t i = 0; i < n_groups; ++i) read_group(r, m);
+    uint64_t n_regions = r.count("region count"), covered = 0;
+    for (uint64_t i = 0; i < n_regions; ++i) {
+        PatchRegion g;
+        uint8_t kind = r.u8("region kind");
+        if (kind > 2) throw DataError("patch map: unknown region kind", r.at());
+        g.kind = static_cast<RegionKind>(kind);
+        if (g.kind == RegionKind::Part) {
+            uint64_t gi = r.v("group"), pi = r.v("part");
+            if (gi >= m.groups.size() || pi >= m.groups[gi].parts.size()) throw DataError("patch map: bad part region", r.at());
+            g.group = static_cast<uint32_t>(gi);
+            g.part = static_cast<uint32_t>(pi);
+            g.length = part_bytes(m.groups[gi], m.groups[gi].parts[pi], r.at());
+        } else {
+            g.length = r.v("region length");
+        }
+        if (g.kind == RegionKind::Tokens) {
+            g.ref_offset = r.v("token offset");
+            g.shared = r.v("shared tokens");
+            if (g.shared > g.length) throw DataError("patch map: more shared tokens than tokens", r.at());
+        }
+        covered = checked_add(covered, g.length, "patch regions", r.at());
+        m.regions.push_back(g);
+    }
+    if (covered != m.original_size) throw DataError("patch map: regions do not tile the original file", r.at());
+    if (!r.done()) throw DataError("patch map: unexpected bytes", r.at());
+    return m;
+}
+
+bool PatchWalker::step(PatchSegment& s) {
+    if (region_ >= m_.regions.size()) return false;
+    const PatchRegion& reg = m_.regions[region_];
+    s = {file_pos_, 0, false, 0};
+    if (reg.kind == RegionKind::Stream) {
+        s.length = reg.length;
+        ++region_;
+    } else if (reg.kind == RegionKind::Tokens) {
+        if (token_phase_ == 0) {
+            s.length = reg.shared, s.from_ref = true, s.ref_offset = reg.ref_offset;
+            token_phase_ = 1;
+        } else {
+            s.length = reg.length - reg.shared;
+            token_phase_ = 0;
+            ++region_;
+        }
+    } else {
+        const PatchGroup& g = m_.groups[reg.group];
+        const PatchPart& p = g.parts[reg.part];
+        if (g.runs.empty() && !p.row_tail) {  // no cells: nothing in any channel
+            ++region_;
+            return true;
+        }
+        if (run_ == g.runs.size()) {  // the end of a transposed channel row after the cells
+            s.length = p.row_tail;
+            run_ = 0;
+            if (++channel_ == p.channels) channel_ = 0, ++region_;
+            file_pos_ += s.length;
+            return true;
+        }
+        const PatchRun& run = g.runs[run_];
+        // Row-major: a run is `count` whole rows; transposed: `count` pieces of one channel row.
+        s.length = run.count * p.piece_bytes;
+        if (run.ref_group) {
+            const PatchRefPart& rp = m_.ref_groups[*run.ref_group].parts[reg.part];
+            s.from_ref = true;
+            // Overflow here only yields an offset the reference bounds check refuses.
+            s.ref_offset = rp.offset + channel_ * rp.row_bytes + run.ref_first * (p.transposed ? p.piece_bytes : rp.row_bytes);
+        }
+        if (++run_ == g.runs.size() && !p.row_tail) {
+            run_ = 0;
+            if (++channel_ == p.channels) channel_ = 0, ++region_;
+        }
+    }
+    file_pos_ += s.length;
+    return true;
+}
+
+std::optional<PatchSegment> PatchWalker::next() {
+    PatchSegment s;
+    while (step(s))
+        if (s.length) return s;
+    return std::nullopt;
+}
+
+}  // namespace stz
