@@ -215,7 +215,21 @@ std::vector<CellHash> hash_cells(InputSource& in, const CellGroup& g) {
     return acc;
 }
 
-CellIndex::CellIndex(InputSource& in, const ParsedFile& parsed) : groups_(find_cell_groups(parsed)) {
+std::vector<CellGroup> split_parts(const std::vector<CellGroup>& groups, std::vector<uint32_t>* origin) {
+    std::vector<CellGroup> out;
+    for (uint32_t g = 0; g < groups.size(); ++g)
+        for (const CellPart& p : groups[g].parts) {
+            CellGroup one{groups[g].prefix, groups[g].n_cells, {p}, 0, p.cell_bytes()};
+            one.signature = layout_signature(one);
+            out.push_back(std::move(one));
+            if (origin) origin->push_back(g);
+        }
+    return out;
+}
+
+CellIndex::CellIndex(InputSource& in, const ParsedFile& parsed) : CellIndex(in, find_cell_groups(parsed)) {}
+
+CellIndex::CellIndex(InputSource& in, std::vector<CellGroup> groups) : groups_(std::move(groups)) {
     for (uint32_t g = 0; g < groups_.size(); ++g) {
         hashes_.push_back(hash_cells(in, groups_[g]));
         const auto& hs = hashes_.back();

@@ -64,6 +64,13 @@ struct CellGroup {
 // disagree on the cell count is left out). Never throws on a parse that tiles its file.
 std::vector<CellGroup> find_cell_groups(const ParsedFile& f);
 
+// Every part of every group as a group of its own, so that a "cell" is one row (or one
+// column of a transposed section) and rows are matched by content one layer at a time:
+// this finds, e.g., the layer-0 V rows of a token seen before, which whole cells do not
+// share. Parts of equal layout (any layer) match each other; `origin` gets each new group's
+// source group index.
+std::vector<CellGroup> split_parts(const std::vector<CellGroup>& groups, std::vector<uint32_t>* origin = nullptr);
+
 inline constexpr uint64_t kCellTileBytes = 4u << 20;
 
 // Reads cells [first, first + count) of `g` into dst (count * g.cell_bytes bytes, each cell
@@ -88,6 +95,8 @@ public:
     CellIndex() = default;
     // Hashes every cell of every group of `parsed` (the parse of `in`).
     CellIndex(InputSource& in, const ParsedFile& parsed);
+    // Hashes every cell of the given groups of `in` (e.g. split_parts of its groups).
+    CellIndex(InputSource& in, std::vector<CellGroup> groups);
     const std::vector<CellGroup>& groups() const { return groups_; }
     const std::vector<CellHash>& hashes(uint32_t group) const { return hashes_[group]; }
     // A cell with this hash (the first one indexed), or nullopt.

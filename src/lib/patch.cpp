@@ -135,14 +135,24 @@ struct Matching {
     uint64_t file_cells = 0, shared_cells = 0;
 };
 
+// Rows are matched one layer at a time (split_parts): a cell is shared when all its rows are.
 Matching match_file(InputSource& file, const ParsedFile& fp, InputSource& ref, const CellIndex& index) {
     Matching m;
-    m.groups = find_cell_groups(fp);
-    for (const CellGroup& g : m.groups) {
-        m.runs.push_back(verified_runs(file, g, ref, index, match_cells(g, hash_cells(file, g), index)));
-        m.file_cells += g.n_cells;
+    const std::vector<CellGroup> whole = find_cell_groups(fp);
+    std::vector<uint32_t> origin;
+    m.groups = split_parts(whole, &origin);
+    std::vector<std::vector<bool>> new_cell(whole.size());
+    for (size_t g = 0; g < whole.size(); ++g) new_cell[g].assign(whole[g].n_cells, false);
+    for (size_t g = 0; g < m.groups.size(); ++g) {
+        const CellGroup& cg = m.groups[g];
+        m.runs.push_back(verified_runs(file, cg, ref, index, match_cells(cg, hash_cells(file, cg), index)));
         for (const CellRun& r : m.runs.back())
-            if (r.ref_group != kNoRef) m.shared_cells += r.count;
+            if (r.ref_group == kNoRef)
+                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
+    }
+    for (const auto& cells : new_cell) {
+        m.file_cells += cells.size();
+        m.shared_cells += std::count(cells.begin(), cells.end(), false);
     }
     return m;
 }
@@ -261,7 +271,7 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
                            const CompressOptions& opt) {
     const ParsedFile fp = parse_state_file(file, opt.hints);
     const ParsedFile rp = parse_state_file(ref, opt.hints);
-    const CellIndex index(ref, rp);
+    const CellIndex index(ref, split_parts(find_cell_groups(rp)));
     const Matching mt = match_file(file, fp, ref, index);
     const TokenShare tok = share_tokens(file, fp, ref, rp);
 
