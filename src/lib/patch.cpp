@@ -1,6 +1,7 @@
 #include "patch.hpp"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <cstdio>
 #include <map>
@@ -52,11 +53,12 @@ std::string hex128(const std::array<uint64_t, 2>& h) {
 // Reads the stored stream: the map (from memory), then the file's stream segments in order.
 class StreamSource final : public InputSource {
 public:
-    StreamSource(InputSource& file, Bytes map, const PatchMap& m) : file_(file), map_(std::move(map)) {
+    // `head`: the map and the meta frame; then the new K/V rows of the file, in file order.
+    StreamSource(InputSource& file, Bytes head, const PatchMap& m) : file_(file), map_(std::move(head)) {
         uint64_t at = map_.size();
         PatchWalker w(m);
         while (auto s = w.next()) {
-            if (s->from_ref) continue;
+            if (s->from_ref || !s->part) continue;
             if (!extents_.empty() && extents_.back().file + extents_.back().len == s->file_offset) {
                 extents_.back().len += s->length;
             } else {
@@ -184,6 +186,8 @@ void map_groups(const Matching& mt, const CellIndex& index, PatchMap& map) {
     }
 }
 
+constexpr uint64_t kInlineHeaderBytes = 64;
+
 uint64_t new_cells(const std::vector<CellRun>& runs) {
     uint64_t n = 0;
     for (const CellRun& r : runs)
@@ -193,7 +197,7 @@ uint64_t new_cells(const std::vector<CellRun>& runs) {
 
 // Regions of the map and sections of the stored stream, from the file's sections.
 ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShare& tok, uint64_t map_bytes,
-                       PatchMap& map) {
+                       uint64_t meta_stored, PatchMap& map) {
     std::map<uint32_t, std::pair<uint32_t, uint32_t>> part_of;  // section -> (group, part)
     for (uint32_t g = 0; g < mt.groups.size(); ++g)
         for (uint32_t k = 0; k < mt.groups[g].parts.size(); ++k) part_of[mt.groups[g].parts[k].section] = {g, k};
@@ -204,7 +208,12 @@ ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShar
     ms.kind = SectionKind::Meta;
     ms.size = map_bytes;
     sp.sections.push_back(ms);
-    uint64_t at = map_bytes;
+    Section meta;
+    meta.name = kPatchMetaSection;
+    meta.offset = map_bytes;
+    meta.size = meta_stored;
+    if (meta_stored) sp.sections.push_back(meta);
+    uint64_t at = map_bytes + meta_stored;
     for (uint32_t i = 0; i < fp.sections.size(); ++i) {
         Section s = fp.sections[i];
         PatchRegion reg;
@@ -227,16 +236,108 @@ ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShar
             s.rows = s.size ? 1 : 0;
             s.row_elems = s.size / 4;
         }
+        // A small header right before a layer's rows stays in the stored stream with them.
+        auto next = part_of.find(i + 1);
+        const bool next_is_part = next != part_of.end() && new_cells(mt.runs[next->second.first]) > 0;
+        if (reg.kind == RegionKind::Stream && s.size <= kInlineHeaderBytes && next_is_part) reg.kind = RegionKind::Inline;
         if (reg.kind == RegionKind::Stream && !map.regions.empty() && map.regions.back().kind == RegionKind::Stream)
             map.regions.back().length += reg.length;
         else
             map.regions.push_back(reg);
-        if (s.size == 0) continue;
+        if (s.size == 0 || (reg.kind != RegionKind::Part && reg.kind != RegionKind::Inline)) continue;  // in the meta frame
         s.offset = at;
         at += s.size;
         sp.sections.push_back(std::move(s));
     }
     return sp;
+}
+
+// REF's bytes outside its K/V parts (headers, tokens, cell metadata, ...), at most
+// kMaxPatchMetaBytes: the dictionary of the meta frame.
+std::vector<PatchExtent> dictionary_extents(const ParsedFile& rp, const std::vector<CellGroup>& groups) {
+    std::vector<bool> is_part(rp.sections.size(), false);
+    for (const CellGroup& g : groups)
+        for (const CellPart& p : g.parts) is_part[p.section] = true;
+    std::vector<PatchExtent> out;
+    uint64_t total = 0;
+    for (size_t i = 0; i < rp.sections.size() && total < kMaxPatchMetaBytes; ++i) {
+        const Section& s = rp.sections[i];
+        if (is_part[i] || s.size == 0) continue;
+        uint64_t n = std::min(s.size, kMaxPatchMetaBytes - total);
+        if (!out.empty() && out.back().offset + out.back().length == s.offset) out.back().length += n;
+        else out.push_back({s.offset, n});
+        total += n;
+    }
+    return out;
+}
+
+Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents) {
+    Bytes d;
+    for (const PatchExtent& e : extents) {
+        if (e.offset > ref.size() || e.length > ref.size() - e.offset)
+            throw DataError("patch map: dictionary outside the reference file", 16);
+        size_t at = d.size();
+        d.resize(at + e.length);
+        ref.read_at(e.offset, d.data() + at, e.length);
+    }
+    return d;
+}
+
+// window large enough to reach back over the dictionary (capped: 2^27, as zstd --long=27).
+int window_log(uint64_t bytes) {
+    int w = 10;
+    while (w < 27 && (uint64_t(1) << w) < bytes) ++w;
+    return w;
+}
+
+// The bytes of the original outside its K/V parts, as one zstd frame primed with REF's.
+Bytes compress_meta(InputSource& file, InputSource& ref, PatchMap& map) {
+    Bytes raw;
+    PatchWalker w(map);
+    while (auto s = w.next()) {
+        if (s->from_ref || s->part) continue;
+        if (s->length > kMaxPatchMetaBytes - raw.size())
+            throw Error("--patch-from: more than 64 MiB outside the KV cache (not supported)");
+        size_t at = raw.size();
+        raw.resize(at + s->length);
+        file.read_at(s->file_offset, raw.data() + at, s->length);
+    }
+    const Bytes dict = read_dictionary(ref, map.dictionary);
+    Bytes out(ZSTD_compressBound(raw.size()));
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    if (!c) throw std::bad_alloc();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 19);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log(dict.size() + raw.size()));
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
+    if (!dict.empty()) ZSTD_CCtx_refPrefix(c, dict.data(), dict.size());
+    size_t n = ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size());
+    ZSTD_freeCCtx(c);
+    if (ZSTD_isError(n)) throw Error(std::string("--patch-from: zstd: ") + ZSTD_getErrorName(n));
+    out.resize(n);
+    map.meta_raw = raw.size();
+    map.meta_stored = out.size();
+    return out;
+}
+
+Bytes decompress_meta(InputSource& ref, const PatchMap& map, ByteSpan frame, uint64_t at) {
+    const Bytes dict = read_dictionary(ref, map.dictionary);
+    Bytes raw(map.meta_raw);
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    if (!d) throw std::bad_alloc();
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
+    if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
+    ZSTD_outBuffer o{raw.data(), raw.size(), 0};
+    ZSTD_inBuffer i{frame.data(), frame.size(), 0};
+    size_t r = ZSTD_decompressStream(d, &o, &i);
+    // The frame must end exactly with the bytes the map says, neither short nor long.
+    uint8_t extra;
+    ZSTD_outBuffer o2{&extra, 1, 0};
+    size_t r2 = ZSTD_isError(r) || r != 0 ? r : ZSTD_decompressStream(d, &o2, &i);
+    ZSTD_freeDCtx(d);
+    if (ZSTD_isError(r) || r != 0 || ZSTD_isError(r2) || o.pos != raw.size() || o2.pos != 0 || i.pos != frame.size())
+        throw DataError("corrupt patch meta frame", at);
+    return raw;
 }
 
 }  // namespace
@@ -271,7 +372,8 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
                            const CompressOptions& opt) {
     const ParsedFile fp = parse_state_file(file, opt.hints);
     const ParsedFile rp = parse_state_file(ref, opt.hints);
-    const CellIndex index(ref, split_parts(find_cell_groups(rp)));
+    const std::vector<CellGroup> ref_groups = find_cell_groups(rp);
+    const CellIndex index(ref, split_parts(ref_groups));
     const Matching mt = match_file(file, fp, ref, index);
     const TokenShare tok = share_tokens(file, fp, ref, rp);
 
@@ -279,20 +381,22 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
     map.original_size = file.size();
     map.original_xxh128 = hash_source(file);
     map_groups(mt, index, map);
-    // The map's size is needed for the stream's section offsets, and the regions for the map:
-    // plan once to get the regions, encode, and plan again with the real size.
-    PatchMap with_regions = map;
-    plan_stream(fp, mt, tok, 0, with_regions);
-    Bytes map_bytes = encode_patch_map(with_regions);
-    PatchMap final_map = map;
-    ParsedFile sp = plan_stream(fp, mt, tok, map_bytes.size(), final_map);
+    plan_stream(fp, mt, tok, 0, 0, map);  // the regions
+    map.dictionary = dictionary_extents(rp, ref_groups);
+    const Bytes meta = compress_meta(file, ref, map);
+    Bytes head = encode_patch_map(map);
+    const uint64_t map_bytes = head.size();
+    append_bytes(head, meta);
+    PatchMap unused;
+    ParsedFile sp = plan_stream(fp, mt, tok, map_bytes, meta.size(), unused);
+    sp.sections[0].size = map_bytes;
 
-    StreamSource stream(file, map_bytes, final_map);
+    StreamSource stream(file, std::move(head), map);
     CompressOptions so = opt;
     so.properties.push_back({kReferenceProperty, identify_reference(ref, ref_name).value(), true});
     so.properties.push_back({kPatchedSizeProperty, std::to_string(file.size()), false});
     PatchResult res;
-    res.map_bytes = map_bytes.size();
+    res.map_bytes = map_bytes;
     res.stored = compress_parsed(stream, sp, out, so);
     res.original_bytes = file.size();
     res.compressed_bytes = res.stored.compressed_bytes;
@@ -310,6 +414,9 @@ struct PatchSink::State {
     uint64_t map_size = 0;
     Bytes map_bytes;
     PatchMap map;
+    bool have_map = false;
+    Bytes meta_frame, meta;  // the frame as it arrives, then the bytes it holds
+    uint64_t meta_used = 0;
     std::optional<PatchWalker> walker;
     std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
     Hasher128 hash;
@@ -350,10 +457,16 @@ void PatchSink::write(const uint8_t* data, size_t n) {
         s.hash.update(d, k);
         out_pos_ += k;
     };
-    // Copies REF segments until the next stream segment (or the end).
+    // Emits REF and meta segments until the next segment of new K/V rows (or the end).
     auto advance = [&] {
-        while ((s.seg = s.walker->next()) && s.seg->from_ref) {
+        while ((s.seg = s.walker->next()) && (s.seg->from_ref || !s.seg->part)) {
             const PatchSegment& g = *s.seg;
+            if (!g.from_ref) {
+                if (g.length > s.meta.size() - s.meta_used) throw DataError("patch map reads past its meta bytes", 16);
+                emit(s.meta.data() + s.meta_used, g.length);
+                s.meta_used += g.length;
+                continue;
+            }
             if (g.ref_offset > s.ref.size() || g.length > s.ref.size() - g.ref_offset)
                 throw DataError("patch map copies past the end of the reference file", 16);
             s.buf.resize(std::min<uint64_t>(g.length, 1u << 20));
@@ -366,12 +479,21 @@ void PatchSink::write(const uint8_t* data, size_t n) {
         }
     };
     while (n) {
-        if (!s.walker) {
+        if (!s.have_map) {
             size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map_size - s.map_bytes.size()));
             s.map_bytes.insert(s.map_bytes.end(), data, data + k);
             data += k, n -= k, s.stream_pos += k;
             if (s.map_bytes.size() < s.map_size) continue;
             s.map = decode_patch_map(s.map_bytes, 0);
+            s.have_map = true;
+        }
+        if (!s.walker) {
+            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map.meta_stored - s.meta_frame.size()));
+            s.meta_frame.insert(s.meta_frame.end(), data, data + k);
+            data += k, n -= k, s.stream_pos += k;
+            if (s.meta_frame.size() < s.map.meta_stored) continue;
+            s.meta = decompress_meta(s.ref, s.map, s.meta_frame, s.map_size);
+            s.meta_frame = Bytes();
             s.walker.emplace(s.map);
             advance();
             continue;
@@ -387,7 +509,8 @@ void PatchSink::write(const uint8_t* data, size_t n) {
 
 void PatchSink::finish() {
     State& s = *s_;
-    if (!s.walker || s.seg) throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
+    if (!s.walker || s.seg || s.meta_used != s.meta.size())
+        throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
     if (out_pos_ != s.map.original_size || s.hash.digest() != s.map.original_xxh128)
         throw Error("the file rebuilt from the reference does not match its checksum: the output is not the original");
 }

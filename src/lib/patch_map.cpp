@@ -11,6 +11,13 @@ Bytes encode_patch_map(const PatchMap& m) {
     put_varint(out, m.original_size);
     append_le<uint64_t>(out, m.original_xxh128[0]);
     append_le<uint64_t>(out, m.original_xxh128[1]);
+    put_varint(out, m.meta_raw);
+    put_varint(out, m.meta_stored);
+    put_varint(out, m.dictionary.size());
+    for (const auto& e : m.dictionary) {
+        put_varint(out, e.offset);
+        put_varint(out, e.length);
+    }
     put_varint(out, m.ref_groups.size());
     for (const auto& g : m.ref_groups) {
         put_varint(out, g.n_cells);
@@ -147,6 +154,16 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
     m.original_size = r.v("size");
     m.original_xxh128[0] = r.u64("hash");
     m.original_xxh128[1] = r.u64("hash");
+    m.meta_raw = r.v("meta size");
+    m.meta_stored = r.v("meta size");
+    if (m.meta_raw > kMaxPatchMetaBytes || m.meta_stored > kMaxPatchMetaBytes) throw DataError("patch map: meta too large", r.at());
+    uint64_t n_dict = r.count("dictionary count"), dict_bytes = 0;
+    for (uint64_t i = 0; i < n_dict; ++i) {
+        PatchExtent e{r.v("dictionary offset"), r.v("dictionary length")};
+        dict_bytes = checked_add(dict_bytes, e.length, "dictionary", r.at());
+        if (dict_bytes > kMaxPatchMetaBytes) throw DataError("patch map: dictionary too large", r.at());
+        m.dictionary.push_back(e);
+    }
     uint64_t n_ref = r.count("reference group count");
     for (uint64_t i = 0; i < n_ref; ++i) {
         PatchRefGroup g;
@@ -166,7 +183,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
     for (uint64_t i = 0; i < n_regions; ++i) {
         PatchRegion g;
         uint8_t kind = r.u8("region kind");
-        if (kind > 2) throw DataError("patch map: unknown region kind", r.at());
+        if (kind > 3) throw DataError("patch map: unknown region kind", r.at());
         g.kind = static_cast<RegionKind>(kind);
         if (g.kind == RegionKind::Part) {
             uint64_t gi = r.v("group"), pi = r.v("part");
@@ -194,8 +211,9 @@ bool PatchWalker::step(PatchSegment& s) {
     if (region_ >= m_.regions.size()) return false;
     const PatchRegion& reg = m_.regions[region_];
     s = {file_pos_, 0, false, 0};
-    if (reg.kind == RegionKind::Stream) {
+    if (reg.kind == RegionKind::Stream || reg.kind == RegionKind::Inline) {
         s.length = reg.length;
+        s.part = reg.kind == RegionKind::Inline;
         ++region_;
     } else if (reg.kind == RegionKind::Tokens) {
         if (token_phase_ == 0) {
@@ -215,12 +233,14 @@ bool PatchWalker::step(PatchSegment& s) {
         }
         if (run_ == g.runs.size()) {  // the end of a transposed channel row after the cells
             s.length = p.row_tail;
+            s.part = true;
             run_ = 0;
             if (++channel_ == p.channels) channel_ = 0, ++region_;
             file_pos_ += s.length;
             return true;
         }
         const PatchRun& run = g.runs[run_];
+        s.part = true;
         // Row-major: a run is `count` whole rows; transposed: `count` pieces of one channel row.
         s.length = run.count * p.piece_bytes;
         if (run.ref_group) {

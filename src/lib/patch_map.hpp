@@ -35,7 +35,9 @@ struct PatchRefGroup {  // a cell group of the reference file (only its layout: 
     uint64_t n_cells = 0;
     std::vector<PatchRefPart> parts;
 };
-enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2 };
+// Stream: bytes from the meta frame; Inline: bytes from the stored stream (a layer's small
+// header kept before its rows, so the stored stream keeps the layout the planner gathers).
+enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2, Inline = 3 };
 struct PatchRegion {  // consecutive regions tile the original file
     RegionKind kind = RegionKind::Stream;
     uint64_t length = 0;                   // Stream, Tokens: bytes
@@ -43,9 +45,20 @@ struct PatchRegion {  // consecutive regions tile the original file
     uint64_t ref_offset = 0, shared = 0;   // Tokens: the first `shared` bytes come from REF at ref_offset
 };
 
+struct PatchExtent {
+    uint64_t offset = 0, length = 0;
+};
+
+inline constexpr uint64_t kMaxPatchMetaBytes = 64ull << 20;
+
 struct PatchMap {
     uint64_t original_size = 0;
     std::array<uint64_t, 2> original_xxh128{};  // low, high
+    // Every byte of the original outside the K/V parts (headers, tokens, cell metadata, ...)
+    // is stored together right after the map, as one zstd frame of meta_stored bytes whose
+    // decoder is primed with REF's bytes at `dictionary` (REF's own non-K/V bytes).
+    uint64_t meta_raw = 0, meta_stored = 0;
+    std::vector<PatchExtent> dictionary;
     std::vector<PatchRefGroup> ref_groups;
     std::vector<PatchGroup> groups;
     std::vector<PatchRegion> regions;
@@ -61,6 +74,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base);
 struct PatchSegment {
     uint64_t file_offset = 0, length = 0;
     bool from_ref = false;
+    bool part = false;  // from the stored stream (new K/V rows, inline headers), else from the meta frame
     uint64_t ref_offset = 0;
 };
 
