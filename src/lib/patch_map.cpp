@@ -5,6 +5,49 @@
 
 namespace stz {
 
+namespace {
+
+uint64_t zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
+int64_t unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
+
+// The reference-group offset under which g's runs equal prev's (layers matched alike), if any.
+std::optional<int64_t> same_runs(const PatchGroup& g, const PatchGroup& prev) {
+    if (g.n_cells != prev.n_cells || g.runs.size() != prev.runs.size()) return std::nullopt;
+    std::optional<int64_t> delta;
+    for (size_t i = 0; i < g.runs.size(); ++i) {
+        const PatchRun &a = g.runs[i], &b = prev.runs[i];
+        if (a.count != b.count || bool(a.ref_group) != bool(b.ref_group)) return std::nullopt;
+        if (!a.ref_group) continue;
+        int64_t d = int64_t(*a.ref_group) - int64_t(*b.ref_group);
+        if (a.ref_first != b.ref_first || (delta && *delta != d)) return std::nullopt;
+        delta = d;
+    }
+    return delta.value_or(0);
+}
+
+// Runs: 0 + zigzag(offset) = the previous group's runs with every reference group shifted by
+// offset; else count + 1 runs of {length, reference group + 1 or 0, zigzag(start - expected)}
+// where expected is where the previous matched run of the group ended.
+void encode_runs(Bytes& out, const PatchGroup& g, const PatchGroup* prev) {
+    if (prev)
+        if (auto d = same_runs(g, *prev)) {
+            put_varint(out, 0);
+            put_varint(out, zigzag(*d));
+            return;
+        }
+    put_varint(out, g.runs.size() + 1);
+    uint64_t expected = 0;
+    for (const auto& r : g.runs) {
+        put_varint(out, r.count);
+        put_varint(out, r.ref_group ? uint64_t(*r.ref_group) + 1 : 0);
+        if (!r.ref_group) continue;
+        put_varint(out, zigzag(int64_t(r.ref_first - expected)));
+        expected = r.ref_first + r.count;
+    }
+}
+
+}  // namespace
+
 Bytes encode_patch_map(const PatchMap& m) {
     Bytes out;
     out.push_back(kPatchMapVersion);
@@ -37,12 +80,7 @@ Bytes encode_patch_map(const PatchMap& m) {
             out.push_back(p.transposed ? 1 : 0);
             put_varint(out, p.row_tail);
         }
-        put_varint(out, g.runs.size());
-        for (const auto& r : g.runs) {
-            put_varint(out, r.count);
-            put_varint(out, r.ref_group ? uint64_t(*r.ref_group) + 1 : 0);
-            if (r.ref_group) put_varint(out, r.ref_first);
-        }
+        encode_runs(out, g, &g == &m.groups.front() ? nullptr : &g - 1);
     }
     put_varint(out, m.regions.size());
     for (const auto& r : m.regions) {
@@ -94,6 +132,7 @@ public:
     }
     uint64_t at() const { return base_ + pos_; }
     bool done() const { return pos_ == d_.size(); }
+    uint64_t left() const { return d_.size() - pos_; }
 
 private:
     ByteSpan d_;
@@ -123,15 +162,34 @@ void read_group(MapReader& r, PatchMap& m) {
         part_bytes(g, p, r.at());
         g.parts.push_back(p);
     }
-    uint64_t n_runs = r.count("run count"), covered = 0;
+    uint64_t n_runs = r.v("run count"), covered = 0;
+    std::vector<PatchRun> copied;
+    int64_t shift = 0;
+    if (n_runs == 0) {  // the previous group's runs, reference groups shifted
+        if (m.groups.empty() || m.groups.back().n_cells != g.n_cells) throw DataError("patch map: nothing to repeat", r.at());
+        copied = m.groups.back().runs;
+        shift = unzigzag(r.v("run shift"));
+        n_runs = copied.size();
+    } else if (--n_runs > r.left()) {
+        throw DataError("patch map: run count larger than the map", r.at());
+    }
+    uint64_t expected = 0;
     for (uint64_t i = 0; i < n_runs; ++i) {
         PatchRun run;
-        run.count = r.v("run length");
-        uint64_t ref = r.v("run reference");
+        uint64_t ref = 0;
+        if (!copied.empty()) {
+            run.count = copied[i].count;
+            ref = copied[i].ref_group ? uint64_t(int64_t(*copied[i].ref_group) + shift) + 1 : 0;
+            run.ref_first = copied[i].ref_first;
+        } else {
+            run.count = r.v("run length");
+            ref = r.v("run reference");
+        }
         if (ref) {
             if (ref > m.ref_groups.size()) throw DataError("patch map: run names a missing reference group", r.at());
             run.ref_group = static_cast<uint32_t>(ref - 1);
-            run.ref_first = r.v("run start");
+            if (copied.empty()) run.ref_first = expected + uint64_t(unzigzag(r.v("run start")));
+            expected = run.ref_first + run.count;
             const PatchRefGroup& rg = m.ref_groups[ref - 1];
             if (rg.parts.size() != g.parts.size() || run.ref_first > rg.n_cells || run.count > rg.n_cells - run.ref_first)
                 throw DataError("patch map: run outside its reference group", r.at());
