@@ -77,7 +77,7 @@ Bytes encode_patch_map(const PatchMap& m) {
         for (const auto& p : g.parts) {
             put_varint(out, p.channels);
             put_varint(out, p.piece_bytes);
-            out.push_back(p.transposed ? 1 : 0);
+            out.push_back(uint8_t((p.transposed ? 1 : 0) | (p.in_meta ? 2 : 0)));
             put_varint(out, p.row_tail);
         }
         encode_runs(out, g, &g == &m.groups.front() ? nullptr : &g - 1);
@@ -156,9 +156,10 @@ void read_group(MapReader& r, PatchMap& m) {
         p.piece_bytes = r.v("piece size");
         uint8_t t = r.u8("part flags");
         p.row_tail = r.v("row tail");
-        if (t > 1 || p.channels == 0 || p.piece_bytes == 0 || (!t && (p.channels != 1 || p.row_tail)))
+        if (t > 3 || p.channels == 0 || p.piece_bytes == 0 || (!(t & 1) && (p.channels != 1 || p.row_tail)))
             throw DataError("patch map: bad part layout", r.at());
-        p.transposed = t;
+        p.transposed = t & 1;
+        p.in_meta = t & 2;
         part_bytes(g, p, r.at());
         g.parts.push_back(p);
     }
@@ -291,14 +292,14 @@ bool PatchWalker::step(PatchSegment& s) {
         }
         if (run_ == g.runs.size()) {  // the end of a transposed channel row after the cells
             s.length = p.row_tail;
-            s.part = true;
+            s.part = !p.in_meta;
             run_ = 0;
             if (++channel_ == p.channels) channel_ = 0, ++region_;
             file_pos_ += s.length;
             return true;
         }
         const PatchRun& run = g.runs[run_];
-        s.part = true;
+        s.part = !p.in_meta;
         // Row-major: a run is `count` whole rows; transposed: `count` pieces of one channel row.
         s.length = run.count * p.piece_bytes;
         if (run.ref_group) {

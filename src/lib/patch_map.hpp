@@ -22,6 +22,7 @@ struct PatchPart {
     uint64_t channels = 1, piece_bytes = 0;
     bool transposed = false;
     uint64_t row_tail = 0;  // transposed: bytes of each channel row after the cells (stored)
+    bool in_meta = false;   // new rows are in the meta frame (quantised rows: zstd with REF's as context)
 };
 struct PatchGroup {  // a cell group of the original file
     uint64_t n_cells = 0;
