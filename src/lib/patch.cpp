@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cells.hpp"
+#include "codecs/varint.hpp"
 #include "patch_map.hpp"
 
 namespace stz {
@@ -209,8 +210,8 @@ void map_groups(const Matching& mt, const CellIndex& index, const ParsedFile& fp
 }
 
 // Regions of the map and sections of the stored stream, from the file's sections.
-ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShare& tok, uint64_t map_bytes,
-                       uint64_t meta_stored, PatchMap& map) {
+ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShare& tok, uint64_t head_bytes,
+                       PatchMap& map) {
     std::map<uint32_t, std::pair<uint32_t, uint32_t>> part_of;  // section -> (group, part)
     for (uint32_t g = 0; g < mt.groups.size(); ++g)
         for (uint32_t k = 0; k < mt.groups[g].parts.size(); ++k) part_of[mt.groups[g].parts[k].section] = {g, k};
@@ -219,14 +220,9 @@ ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShar
     Section ms;
     ms.name = kPatchMapSection;
     ms.kind = SectionKind::Meta;
-    ms.size = map_bytes;
+    ms.size = head_bytes;  // the map and the meta bytes (encode_head)
     sp.sections.push_back(ms);
-    Section meta;
-    meta.name = kPatchMetaSection;
-    meta.offset = map_bytes;
-    meta.size = meta_stored;
-    if (meta_stored) sp.sections.push_back(meta);
-    uint64_t at = map_bytes + meta_stored;
+    uint64_t at = head_bytes;
     for (uint32_t i = 0; i < fp.sections.size(); ++i) {
         Section s = fp.sections[i];
         PatchRegion reg;
@@ -305,8 +301,11 @@ int window_log(uint64_t bytes) {
     return w;
 }
 
-// The bytes of the original outside its K/V parts, as one zstd frame primed with REF's.
-Bytes compress_meta(InputSource& file, InputSource& ref, PatchMap& map) {
+// The head of the stored stream (its first section): varint n, n extents {varint offset,
+// varint length} of REF, then one zstd frame (with content size) primed with those REF
+// bytes, holding the map and then the meta bytes: every byte of the original outside the
+// K/V rows that the stored stream holds.
+Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map) {
     Bytes raw;
     PatchWalker w(map);
     while (auto s = w.next()) {
@@ -317,42 +316,70 @@ Bytes compress_meta(InputSource& file, InputSource& ref, PatchMap& map) {
         raw.resize(at + s->length);
         file.read_at(s->file_offset, raw.data() + at, s->length);
     }
+    map.meta_raw = raw.size();
+    Bytes content = encode_patch_map(map);
+    append_bytes(content, raw);
     const Bytes dict = read_dictionary(ref, map.dictionary);
-    Bytes out(ZSTD_compressBound(raw.size()));
+    Bytes head;
+    put_varint(head, map.dictionary.size());
+    for (const PatchExtent& e : map.dictionary) {
+        put_varint(head, e.offset);
+        put_varint(head, e.length);
+    }
+    const size_t at = head.size();
+    head.resize(at + ZSTD_compressBound(content.size()));
     ZSTD_CCtx* c = ZSTD_createCCtx();
     if (!c) throw std::bad_alloc();
     ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 19);
-    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log(dict.size() + raw.size()));
-    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log(dict.size() + content.size()));
     ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
     if (!dict.empty()) ZSTD_CCtx_refPrefix(c, dict.data(), dict.size());
-    size_t n = ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size());
+    size_t n = ZSTD_compress2(c, head.data() + at, head.size() - at, content.data(), content.size());
     ZSTD_freeCCtx(c);
     if (ZSTD_isError(n)) throw Error(std::string("--patch-from: zstd: ") + ZSTD_getErrorName(n));
-    out.resize(n);
-    map.meta_raw = raw.size();
-    map.meta_stored = out.size();
-    return out;
+    head.resize(at + n);
+    return head;
 }
 
-Bytes decompress_meta(InputSource& ref, const PatchMap& map, ByteSpan frame, uint64_t at) {
-    const Bytes dict = read_dictionary(ref, map.dictionary);
-    Bytes raw(map.meta_raw);
+// Reads a head (above): the map, and the meta bytes into `meta`.
+PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
+    size_t pos = 0;
+    auto v = [&](const char* what) {
+        try {
+            return get_varint(head, pos, "patch head");
+        } catch (const Error&) {
+            throw DataError(std::string("patch head: bad ") + what, pos);
+        }
+    };
+    std::vector<PatchExtent> dict_extents;
+    uint64_t n = v("dictionary count"), dict_bytes = 0;
+    if (n > head.size()) throw DataError("patch head: bad dictionary count", 0);
+    for (uint64_t i = 0; i < n; ++i) {
+        PatchExtent e{v("dictionary offset"), v("dictionary length")};
+        if (e.length > kMaxPatchMetaBytes - dict_bytes) throw DataError("patch head: dictionary too large", pos);
+        dict_bytes += e.length;
+        dict_extents.push_back(e);
+    }
+    const ByteSpan frame = head.subspan(pos);
+    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxPatchMapBytes + kMaxPatchMetaBytes ||
+        ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
+        throw DataError("corrupt patch frame", pos);
+    const Bytes dict = read_dictionary(ref, dict_extents);
+    Bytes content(size);
     ZSTD_DCtx* d = ZSTD_createDCtx();
     if (!d) throw std::bad_alloc();
     ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
     if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
-    ZSTD_outBuffer o{raw.data(), raw.size(), 0};
-    ZSTD_inBuffer i{frame.data(), frame.size(), 0};
-    size_t r = ZSTD_decompressStream(d, &o, &i);
-    // The frame must end exactly with the bytes the map says, neither short nor long.
-    uint8_t extra;
-    ZSTD_outBuffer o2{&extra, 1, 0};
-    size_t r2 = ZSTD_isError(r) || r != 0 ? r : ZSTD_decompressStream(d, &o2, &i);
+    size_t got = ZSTD_decompressDCtx(d, content.data(), content.size(), frame.data(), frame.size());
     ZSTD_freeDCtx(d);
-    if (ZSTD_isError(r) || r != 0 || ZSTD_isError(r2) || o.pos != raw.size() || o2.pos != 0 || i.pos != frame.size())
-        throw DataError("corrupt patch meta frame", at);
-    return raw;
+    if (ZSTD_isError(got) || got != content.size()) throw DataError("corrupt patch frame", pos);
+    size_t map_len = 0;
+    PatchMap m = decode_patch_map(content, 0, &map_len);
+    if (map_len > kMaxPatchMapBytes || content.size() - map_len != m.meta_raw)
+        throw DataError("patch frame: map and meta sizes disagree", pos);
+    meta.assign(content.begin() + map_len, content.end());
+    return m;
 }
 
 }  // namespace
@@ -396,25 +423,22 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
     map.original_size = file.size();
     map.original_xxh128 = hash_source(file);
     map_groups(mt, index, fp, map);
-    plan_stream(fp, mt, tok, 0, 0, map);  // the regions
+    plan_stream(fp, mt, tok, 0, map);  // the regions
     bool any_in_meta = false;
     for (const PatchGroup& g : map.groups) any_in_meta |= g.parts[0].in_meta;
     map.dictionary = dictionary_extents(rp, ref_groups, any_in_meta);
-    const Bytes meta = compress_meta(file, ref, map);
-    Bytes head = encode_patch_map(map);
-    const uint64_t map_bytes = head.size();
-    append_bytes(head, meta);
+    Bytes head = encode_head(file, ref, map);
+    const uint64_t head_bytes = head.size();
     PatchMap layout = map;
     layout.regions.clear();
-    ParsedFile sp = plan_stream(fp, mt, tok, map_bytes, meta.size(), layout);
-    sp.sections[0].size = map_bytes;
+    ParsedFile sp = plan_stream(fp, mt, tok, head_bytes, layout);
 
     StreamSource stream(file, std::move(head), map);
     CompressOptions so = opt;
     so.properties.push_back({kReferenceProperty, identify_reference(ref, ref_name).value(), true});
     so.properties.push_back({kPatchedSizeProperty, std::to_string(file.size()), false});
     PatchResult res;
-    res.map_bytes = map_bytes;
+    res.map_bytes = head_bytes;
     res.stored = compress_parsed(stream, sp, out, so);
     res.original_bytes = file.size();
     res.compressed_bytes = res.stored.compressed_bytes;
@@ -429,11 +453,10 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
 struct PatchSink::State {
     OutputSink& out;
     InputSource& ref;
-    uint64_t map_size = 0;
-    Bytes map_bytes;
+    uint64_t head_size = 0;  // section 0: the map, then the meta frame
+    Bytes head;
     PatchMap map;
-    bool have_map = false;
-    Bytes meta_frame, meta;  // the frame as it arrives, then the bytes it holds
+    Bytes meta;  // what the meta frame holds
     uint64_t meta_used = 0;
     std::optional<PatchWalker> walker;
     std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
@@ -462,10 +485,10 @@ PatchSink::PatchSink(const ContainerHeader& h, InputSource* ref, OutputSink& out
     if (ref->size() != want.size || identify_reference(*ref, want.name).xxh128 != want.xxh128)
         throw ReferenceError("the --patch-from file given is not the reference this file needs: " + want.describe());
     if (h.sections.empty() || h.sections[0].name != kPatchMapSection || h.sections[0].size == 0 ||
-        h.sections[0].size > kMaxPatchMapBytes)
+        h.sections[0].size > kMaxPatchMapBytes + kMaxPatchMetaBytes)
         throw DataError("a reference file without a patch map", 16);
     s_ = std::make_shared<State>(out, *ref);
-    s_->map_size = h.sections[0].size;
+    s_->head_size = h.sections[0].size;
 }
 
 void PatchSink::write(const uint8_t* data, size_t n) {
@@ -497,21 +520,13 @@ void PatchSink::write(const uint8_t* data, size_t n) {
         }
     };
     while (n) {
-        if (!s.have_map) {
-            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map_size - s.map_bytes.size()));
-            s.map_bytes.insert(s.map_bytes.end(), data, data + k);
-            data += k, n -= k, s.stream_pos += k;
-            if (s.map_bytes.size() < s.map_size) continue;
-            s.map = decode_patch_map(s.map_bytes, 0);
-            s.have_map = true;
-        }
         if (!s.walker) {
-            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map.meta_stored - s.meta_frame.size()));
-            s.meta_frame.insert(s.meta_frame.end(), data, data + k);
+            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.head_size - s.head.size()));
+            s.head.insert(s.head.end(), data, data + k);
             data += k, n -= k, s.stream_pos += k;
-            if (s.meta_frame.size() < s.map.meta_stored) continue;
-            s.meta = decompress_meta(s.ref, s.map, s.meta_frame, s.map_size);
-            s.meta_frame = Bytes();
+            if (s.head.size() < s.head_size) continue;
+            s.map = decode_head(s.head, s.ref, s.meta);
+            s.head = Bytes();
             s.walker.emplace(s.map);
             advance();
             continue;

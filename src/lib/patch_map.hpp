@@ -55,11 +55,10 @@ inline constexpr uint64_t kMaxPatchMetaBytes = 64ull << 20;
 struct PatchMap {
     uint64_t original_size = 0;
     std::array<uint64_t, 2> original_xxh128{};  // low, high
-    // Every byte of the original outside the K/V parts (headers, tokens, cell metadata, ...)
-    // is stored together right after the map, as one zstd frame of meta_stored bytes whose
-    // decoder is primed with REF's bytes at `dictionary` (REF's own non-K/V bytes).
-    uint64_t meta_raw = 0, meta_stored = 0;
-    std::vector<PatchExtent> dictionary;
+    // Every byte of the original outside the K/V rows the stored stream holds (headers,
+    // tokens, cell metadata, quantised rows) follows the map in one zstd frame (patch.hpp).
+    uint64_t meta_raw = 0;
+    std::vector<PatchExtent> dictionary;  // REF's bytes that prime that frame (not part of the map)
     std::vector<PatchRefGroup> ref_groups;
     std::vector<PatchGroup> groups;
     std::vector<PatchRegion> regions;
@@ -68,7 +67,8 @@ struct PatchMap {
 Bytes encode_patch_map(const PatchMap& m);
 // Parses and checks a map (every count and size consistent, regions tiling original_size);
 // `base` is the map's offset for error messages. References into REF are checked per copy.
-PatchMap decode_patch_map(ByteSpan data, uint64_t base);
+// With `used`, the map may be followed by other bytes (the meta frame); *used = its length.
+PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used = nullptr);
 
 // One step of rebuilding the original: `length` bytes at `file_offset` of the original come
 // either from the stored stream (next bytes) or from the reference at `ref_offset`.
