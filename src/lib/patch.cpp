@@ -1,6 +1,7 @@
 #include "patch.hpp"
 
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 #include <cstdio>
@@ -362,8 +363,10 @@ PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
     }
     const ByteSpan frame = head.subspan(pos);
     const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    // The claimed size must be one the frame's blocks can hold before it is allocated.
+    const unsigned long long bound = ZSTD_decompressBound(frame.data(), frame.size());
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxPatchMapBytes + kMaxPatchMetaBytes ||
-        ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
+        bound == ZSTD_CONTENTSIZE_ERROR || size > bound || ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
         throw DataError("corrupt patch frame", pos);
     const Bytes dict = read_dictionary(ref, dict_extents);
     Bytes content(size);
