@@ -9,6 +9,7 @@
 
 #include "cells.hpp"
 #include "codecs/varint.hpp"
+#include "patch_io.hpp"
 #include "patch_map.hpp"
 
 namespace stz {
@@ -51,53 +52,6 @@ std::string hex128(const std::array<uint64_t, 2>& h) {
     std::snprintf(s, sizeof s, "%016llx%016llx", static_cast<unsigned long long>(h[1]), static_cast<unsigned long long>(h[0]));
     return s;
 }
-
-// Reads the stored stream: the map (from memory), then the file's stream segments in order.
-class StreamSource final : public InputSource {
-public:
-    // `head`: the map and the meta frame; then the new K/V rows of the file, in file order.
-    StreamSource(InputSource& file, Bytes head, const PatchMap& m) : file_(file), map_(std::move(head)) {
-        uint64_t at = map_.size();
-        PatchWalker w(m);
-        while (auto s = w.next()) {
-            if (s->from_ref || !s->part) continue;
-            if (!extents_.empty() && extents_.back().file + extents_.back().len == s->file_offset) {
-                extents_.back().len += s->length;
-            } else {
-                extents_.push_back({at, s->file_offset, s->length});
-            }
-            at += s->length;
-        }
-        size_ = at;
-    }
-    uint64_t size() const override { return size_; }
-    void read_at(uint64_t off, uint8_t* dst, size_t n) override {
-        if (off > size_ || n > size_ - off) throw Error("read past the end of the stored stream");
-        while (n) {
-            if (off < map_.size()) {
-                size_t k = std::min<size_t>(n, map_.size() - off);
-                std::memcpy(dst, map_.data() + off, k);
-                off += k, dst += k, n -= k;
-                continue;
-            }
-            auto it = std::upper_bound(extents_.begin(), extents_.end(), off,
-                                       [](uint64_t o, const Extent& e) { return o < e.at; });
-            const Extent& e = *std::prev(it);
-            size_t k = static_cast<size_t>(std::min<uint64_t>(n, e.at + e.len - off));
-            file_.read_at(e.file + (off - e.at), dst, k);
-            off += k, dst += k, n -= k;
-        }
-    }
-
-private:
-    struct Extent {
-        uint64_t at, file, len;  // stream offset, file offset, length
-    };
-    InputSource& file_;
-    Bytes map_;
-    std::vector<Extent> extents_;
-    uint64_t size_ = 0;
-};
 
 struct TokenShare {
     std::optional<uint32_t> section;  // the file's token section
@@ -413,8 +367,9 @@ std::optional<ReferenceIdentity> parse_reference_identity(const std::string& v) 
     return id;
 }
 
-PatchResult compress_patch(InputSource& file, InputSource& ref, const std::string& ref_name, OutputSink& out,
+PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std::string& ref_name, OutputSink& out,
                            const CompressOptions& opt) {
+    CachedSource file(file_in), ref(ref_in);  // scattered pieces of transposed layers are read in many small reads
     const ParsedFile fp = parse_state_file(file, opt.hints);
     const ParsedFile rp = parse_state_file(ref, opt.hints);
     const std::vector<CellGroup> ref_groups = find_cell_groups(rp);
@@ -455,7 +410,7 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
 
 struct PatchSink::State {
     OutputSink& out;
-    InputSource& ref;
+    CachedSource ref;
     uint64_t head_size = 0;  // section 0: the map, then the meta frame
     Bytes head;
     PatchMap map;
