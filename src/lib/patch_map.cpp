@@ -228,7 +228,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
     for (uint64_t i = 0; i < n_regions; ++i) {
         PatchRegion g;
         uint8_t kind = r.u8("region kind");
-        if (kind > 3) throw DataError("patch map: unknown region kind", r.at());
+        if (kind > 2) throw DataError("patch map: unknown region kind", r.at());
         g.kind = static_cast<RegionKind>(kind);
         if (g.kind == RegionKind::Part) {
             uint64_t gi = r.v("group"), pi = r.v("part");
@@ -257,9 +257,8 @@ bool PatchWalker::step(PatchSegment& s) {
     if (region_ >= m_.regions.size()) return false;
     const PatchRegion& reg = m_.regions[region_];
     s = {file_pos_, 0, false, 0};
-    if (reg.kind == RegionKind::Stream || reg.kind == RegionKind::Inline) {
+    if (reg.kind == RegionKind::Stream) {
         s.length = reg.length;
-        s.part = reg.kind == RegionKind::Inline;
         ++region_;
     } else if (reg.kind == RegionKind::Tokens) {
         if (token_phase_ == 0) {

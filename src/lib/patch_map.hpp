@@ -36,9 +36,8 @@ struct PatchRefGroup {  // a cell group of the reference file (only its layout: 
     uint64_t n_cells = 0;
     std::vector<PatchRefPart> parts;
 };
-// Stream: bytes from the meta frame; Inline: bytes from the stored stream (a layer's small
-// header kept before its rows, so the stored stream keeps the layout the planner gathers).
-enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2, Inline = 3 };
+// Stream: bytes from the meta bytes; Part: a K/V layer's rows; Tokens: a token prefix from REF.
+enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2 };
 struct PatchRegion {  // consecutive regions tile the original file
     RegionKind kind = RegionKind::Stream;
     uint64_t length = 0;                   // Stream, Tokens: bytes
@@ -75,7 +74,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used = nullptr);
 struct PatchSegment {
     uint64_t file_offset = 0, length = 0;
     bool from_ref = false;
-    bool part = false;  // from the stored stream (new K/V rows, inline headers), else from the meta frame
+    bool part = false;  // from the stored stream (new K/V rows), else from the meta bytes
     uint64_t ref_offset = 0;
 };
 
