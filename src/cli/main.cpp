@@ -24,7 +24,7 @@ const char* long_name_taking_value(const std::string& s) {
         {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
         {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
-        {"--memory", "--memory"}, {"--lossy", "--lossy"}};
+        {"--memory", "--memory"}, {"--lossy", "--lossy"}, {"--patch-from", "--patch-from"}};
     for (const auto& [n, l] : names)
         if (s == n) return l;
     return nullptr;
@@ -153,6 +153,8 @@ void declare_main_flags(CLI::App& app, Flags& f) {
                    "LOSSY, opt-in: round K/V values before compressing (the file still loads in llama.cpp): "
                    "f16-exact (f32 caches with flash attention: what llama.cpp computes anyway), "
                    "drop:K=N,V=M (round away N/M low mantissa bits), keep:K=N,V=M (keep N/M mantissa bits)");
+    app.add_option("--patch-from", f.o.patch_from,
+                   "REF: store only what REF (e.g. an earlier save) does not have; -d needs the same REF");
     app.add_option("--n-layer", f.n_layer, "model layer count, for 2023 blobs that do not record it");
     app.add_option("--n-ctx", f.n_ctx, "context size, for 2023 blobs");
     app.add_option("--n-embd", f.n_embd, "K/V row width, for 2023 blobs");
@@ -213,6 +215,9 @@ void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
     o.compress.hints = hints;
     o.compress.chunk_bytes = f.chunk_mib << 20;
     o.compress.lossy = lossy_from_flags(f.lossy, o.mode == Mode::Compress, o.remove_input, o.force);
+    // A patch stores rows of the file as read; the rounding happens inside the normal
+    // compression path only, so the two would disagree about what the output is.
+    if (!f.lossy.empty() && !o.patch_from.empty()) throw UsageError("--lossy cannot be combined with --patch-from");
 }
 
 int run_parsed(Flags& f) {
