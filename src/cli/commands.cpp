@@ -192,6 +192,8 @@ void list_one(const Options& o, const std::string& in_path) {
                 (unsigned long long)L.content_hash);
     for (const auto& w : listing_warnings(L)) print_error(display(in_path), "warning: " + w + " (damaged or crafted file?)");
     if (!L.header.note.empty()) std::printf("  note: %s\n", printable(L.header.note).c_str());
+    for (const auto& p : L.header.properties)
+        std::printf("  %s: %s%s\n", printable(p.key).c_str(), printable(p.value).c_str(), p.required ? " (needed to decode)" : "");
     if (o.verbosity < 2 && L.header.sections.size() > 40) {
         std::printf("  %zu sections (use -v to list them)\n", L.header.sections.size());
         return;

@@ -15,7 +15,7 @@ using namespace stz;
 namespace {
 
 void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
-                 const std::vector<uint64_t>* stored) {
+                 const std::vector<uint64_t>* stored, const std::vector<HeaderProperty>* props = nullptr) {
     std::printf("%s: %s, %s\n", printable(file).c_str(),
                 format_line(pf.format, pf.version ? int64_t(*pf.version) : -1, pf.detail).c_str(), human_bytes(size).c_str());
     std::string facts;
@@ -30,6 +30,9 @@ void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, c
     fact("n_embd", pf.n_embd);
     if (!facts.empty()) std::printf("  %s\n", printable(facts).c_str());
     if (!pf.note.empty()) std::printf("  note: %s\n", printable(pf.note).c_str());
+    if (props)
+        for (const auto& p : *props)
+            std::printf("  %s: %s%s\n", printable(p.key).c_str(), printable(p.value).c_str(), p.required ? " (needed to decode)" : "");
     std::printf("  %-24s %12s %12s  %-6s %-26s %7s %7s %7s\n", "section", "offset", "bytes", "type", "shape",
                 stats ? "zero%" : "stored", stats ? "H0 b/B" : "ratio", stats ? "ch b/el" : "");
     std::map<std::string, std::pair<uint64_t, uint64_t>> totals;
@@ -73,7 +76,8 @@ int run_inspect(const std::vector<std::string>& files, bool json, const ParseHin
             FileSource src(f);
             InspectReport r = inspect_input(src, hints);  // inspect.hpp: shared with the C API
             if (json) std::printf("%s%s\n", inspect_json(f, r).c_str(), fi + 1 == files.size() ? "" : ",");
-            else print_table(f, r.parsed, r.bytes, r.is_stz ? nullptr : &r.stats, r.is_stz ? &r.stored : nullptr);
+            else print_table(f, r.parsed, r.bytes, r.is_stz ? nullptr : &r.stats, r.is_stz ? &r.stored : nullptr,
+                             r.is_stz ? &r.properties : nullptr);
         } catch (const std::exception& e) {
             print_error(f, e.what());
             rc = 1;

@@ -27,6 +27,15 @@ std::string opt_json(const std::optional<uint64_t>& v) { return v ? std::to_stri
     va_end(ap2);
 }
 
+// Header properties of a .stz (container.hpp), e.g. lossy or reference: {"key": {"value": .., "required": ..}}.
+std::string properties_json(const std::vector<HeaderProperty>& props) {
+    std::string o = "{";
+    for (size_t i = 0; i < props.size(); ++i)
+        o += (i ? ", " : "") + json_escape(props[i].key) + ": {\"value\": " + json_escape(props[i].value) +
+             ", \"required\": " + (props[i].required ? "true" : "false") + "}";
+    return o + "}";
+}
+
 }  // namespace
 
 InspectReport inspect_input(InputSource& in, const ParseHints& hints) {
@@ -43,6 +52,7 @@ InspectReport inspect_input(InputSource& in, const ParseHints& hints) {
         pf.sections = L.header.sections;
         r.stored.assign(pf.sections.size(), 0);
         for (const auto& e : L.index) r.stored[e.section] += e.stored_size;
+        r.properties = L.header.properties;
         r.bytes = L.header.original_size;
         r.is_stz = true;
         return r;
@@ -64,6 +74,7 @@ std::string inspect_json(const std::string& file, const InspectReport& r) {
             pf.arch.empty() ? "null" : json_escape(pf.arch).c_str(), opt_json(pf.n_tokens).c_str(),
             opt_json(pf.n_cells).c_str(), opt_json(pf.n_layer).c_str(), opt_json(pf.n_ctx).c_str(),
             opt_json(pf.n_embd).c_str());
+    if (r.is_stz) o += "   \"properties\": " + properties_json(r.properties) + ",\n";
     o += "   \"sections\": [\n";
     for (size_t i = 0; i < pf.sections.size(); ++i) {
         const Section& s = pf.sections[i];

@@ -3,6 +3,7 @@
 // text is produced here so that the CLI (inspect --json) and the C API (stz_inspect_json) give
 // the same document.
 #pragma once
+#include "container.hpp"
 #include "formats/detect.hpp"
 #include "json_text.hpp"
 #include "stats.hpp"
@@ -15,6 +16,7 @@ struct InspectReport {
     bool is_stz = false;
     std::vector<ByteStats> stats;   // per section, state files only
     std::vector<uint64_t> stored;   // per section, .stz only
+    std::vector<HeaderProperty> properties;  // .stz only (container.hpp)
 };
 
 InspectReport inspect_input(InputSource& in, const ParseHints& hints);
