@@ -224,7 +224,7 @@ TEST_CASE("capi: bad parameters are refused with a detail, before any work", "[c
     CHECK(std::string(stz_last_error_detail()).empty());
 }
 
-TEST_CASE("capi: streaming compression writes the bytes stz_compress writes; callback errors", "[capi]") {
+TEST_CASE("capi: streaming compression writes the bytes stz_compress writes, and callback errors are reported", "[capi]") {
     const stz::Bytes in = synth_file("session10", 200, 5);
     const stz_params p = params_for(STZ_PRESET_FAST, 2);
     Reader r{&in};
