@@ -30,3 +30,15 @@ cc -std=c99 -o "$work/example-static" "$src/tests/capi/example.c" $(pkg-config -
 cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"   # the CMake package sets the RPATH of the build tree
+
+# The example shown in README.md and docs/API.md is exactly the file compiled above.
+for doc in README.md docs/API.md; do
+  awk '/^<!-- example.c:/ {grab=1; next} grab && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' \
+    "$src/$doc" > "$work/example-from-doc.c"
+  if ! cmp -s "$work/example-from-doc.c" "$src/tests/capi/example.c"; then
+    echo "$doc: the C example differs from tests/capi/example.c" >&2
+    diff "$work/example-from-doc.c" "$src/tests/capi/example.c" >&2 || true
+    exit 1
+  fi
+done
+echo "install test: OK"
