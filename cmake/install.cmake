@@ -12,7 +12,12 @@ install(FILES include/statezip.h ${PROJECT_BINARY_DIR}/include/statezip_version.
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS statezip RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES docs/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(FILES README.md docs/API.md docs/FORMAT.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Python module (ctypes; it loads libstatezip.so.<major> from the system's library path).
+set(STATEZIP_INSTALL_PYTHONDIR "lib/python3/dist-packages" CACHE STRING
+  "where the Python module goes, relative to the prefix (Debian's path for the /usr prefix)")
+install(DIRECTORY python/statezip DESTINATION ${STATEZIP_INSTALL_PYTHONDIR}
+  PATTERN "__pycache__" EXCLUDE)
 
 # statezip.pc finds its prefix from its own place (${pcfiledir}), so the tree can be installed
 # anywhere (cmake --install build --prefix DIR) and moved.

@@ -31,6 +31,15 @@ cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$pr
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"   # the CMake package sets the RPATH of the build tree
 
+# The installed Python module finds the installed library by its SONAME.
+if command -v python3 >/dev/null; then
+  PYTHONPATH=$prefix/lib/python3/dist-packages LD_LIBRARY_PATH=$libdir python3 -c '
+import statezip, sys
+z = statezip.compress(open(sys.argv[1], "rb").read(), preset="fast")
+assert statezip.decompress(z) == open(sys.argv[1], "rb").read()
+print("python (installed):", statezip.version(), len(z), "bytes, round trip OK")' "$src/tests/data/ggsq3.stories260K.f16.fa1.c1024.t322.bin"
+fi
+
 # The example shown in README.md and docs/API.md is exactly the file compiled above.
 for doc in README.md docs/API.md; do
   awk '/^<!-- example.c:/ {grab=1; next} grab && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' \
