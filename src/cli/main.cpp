@@ -179,13 +179,9 @@ int run_bench_command(Flags& f, const stz::ParseHints& hints, int prog) {
     f.b.external = !f.no_external;
     f.b.hints = hints;
     f.b.progress = prog;
-    std::string cur;
-    for (char c : f.pipelines + ",") {
-        if (c == ',') {
-            if (!cur.empty()) f.b.pipelines.push_back(cur);
-            cur.clear();
-        } else cur += c;
-    }
+    // Commas inside a stage's parentheses belong to it: "planes(top=rans:1,rest=store),zstd:3".
+    for (auto& p : stz::split_top_level(f.pipelines, ','))
+        if (!p.empty()) f.b.pipelines.push_back(p);
     return run_bench(f.b);
 }
 
