@@ -35,7 +35,13 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(STATEZIP_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+# htscodecs has no .pc file: name its folder unless the linker searches it anyway.
 get_filename_component(STATEZIP_HTSCODECS_DIR "${HTSCODECS_LIB}" DIRECTORY)
+if(STATEZIP_HTSCODECS_DIR IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+  set(STATEZIP_HTSCODECS_LINK "-lhtscodecs")
+else()
+  set(STATEZIP_HTSCODECS_LINK "-L${STATEZIP_HTSCODECS_DIR} -lhtscodecs")
+endif()
 configure_file(cmake/statezip.pc.in ${PROJECT_BINARY_DIR}/statezip.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/statezip.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

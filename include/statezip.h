@@ -61,8 +61,8 @@ STATEZIP_API const char* stz_version_string(void);
 /* Fills *p with the defaults (default preset, all cores, no codec). */
 STATEZIP_API void stz_params_init(stz_params* p);
 
-/* Largest .stz stz_compress can produce from src_size bytes (the container never expands its
- * input by more than a small constant plus 0.1 %). */
+/* Largest .stz stz_compress can produce from src_size bytes: the input plus 1 KiB + 0.1 % up
+ * to 128 MiB, plus at most 68 KiB + 0.4 % above (docs/API.md). */
 STATEZIP_API size_t stz_compress_bound(size_t src_size);
 
 /* Compresses src into dst; *dst_size receives the .stz size. params NULL = default preset. */

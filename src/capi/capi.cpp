@@ -2,6 +2,7 @@
 // and the translation of every C++ exception into an error code and a thread-local detail.
 #include "statezip.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -195,7 +196,12 @@ void stz_params_init(stz_params* p) {
 }
 
 size_t stz_compress_bound(size_t src_size) {
-    const uint64_t b = uint64_t(src_size) + expansion_allowance(src_size);
+    // The engine keeps an input it can try in memory (a quarter of its budget) within
+    // expansion_allowance; a larger one within the overhead its plan may cost, which is at
+    // most structure_allowance (plan.hpp, engine.cpp compress_parsed).
+    const uint64_t extra = src_size <= kDefaultMemoryBudget / 4 ? expansion_allowance(src_size)
+                                                                : std::max(expansion_allowance(src_size), structure_allowance(src_size));
+    const uint64_t b = uint64_t(src_size) + extra;
     return b < src_size || b > SIZE_MAX ? SIZE_MAX : size_t(b);
 }
 
