@@ -4,7 +4,7 @@
  *
  * Every function returns 0 (STZ_OK) or a negative STZ_ERROR_* code; stz_error_message(code)
  * names the code and stz_last_error_detail() says what went wrong and where (offset), for the
- * last failed call on the calling thread. No function aborts or throws on bad input.
+ * last call on the calling thread. No function aborts or throws on bad input.
  *
  * Thread safety: every function is reentrant; calls on different threads never share state
  * (the detail message is thread-local). A call may use worker threads internally
@@ -97,7 +97,8 @@ STATEZIP_API void stz_free(void* p);
 
 /* A static string naming the code ("destination buffer too small", ...). */
 STATEZIP_API const char* stz_error_message(int code);
-/* What failed in the last failing call on this thread, with the offset for bad data; "" if none. */
+/* What went wrong in the last call on this thread, with the offset for bad data; "" after a
+ * success. Valid until the next call on this thread. */
 STATEZIP_API const char* stz_last_error_detail(void);
 
 #ifdef __cplusplus

@@ -40,6 +40,15 @@ struct RecordedError {
 // Inputs up to this size are parsed from memory by stz_compress_stream; larger ones spool to disk.
 constexpr size_t kSpoolMemoryLimit = 64u << 20;
 
+// Records the detail of a failure; never throws (an allocation failure leaves it empty).
+void set_detail(const char* what) noexcept {
+    try {
+        t_detail = what;
+    } catch (...) {
+        t_detail.clear();
+    }
+}
+
 // Runs `f` with every exception turned into a code; `data_error` is the code of a stz::Error
 // that is not more specific (bad input when decoding, a refused option when encoding).
 template <class F> int guarded(int data_error, F&& f) noexcept {
@@ -50,34 +59,31 @@ template <class F> int guarded(int data_error, F&& f) noexcept {
     } catch (const RecordedError& e) {
         return e.code;
     } catch (const DstTooSmall& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_DST_TOO_SMALL;
     } catch (const ReadFailed& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_READ;
     } catch (const WriteFailed& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_WRITE;
     } catch (const SpoolFailed& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_IO;
     } catch (const BadParameter& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_PARAMETER;
     } catch (const DataError& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return STZ_ERROR_CORRUPT;
     } catch (const Error& e) {
-        t_detail = e.what();
+        set_detail(e.what());
         return data_error;
     } catch (const std::bad_alloc&) {
-        t_detail = "out of memory";
+        set_detail("out of memory");
         return STZ_ERROR_MEMORY;
     } catch (const std::exception& e) {
-        try {
-            t_detail = e.what();
-        } catch (...) {
-        }
+        set_detail(e.what());
         return STZ_ERROR_GENERIC;
     } catch (...) {
         return STZ_ERROR_GENERIC;
