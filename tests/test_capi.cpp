@@ -69,7 +69,7 @@ long long read_cb(void* ctx, void* buf, size_t n) {
     auto* r = static_cast<Reader*>(ctx);
     if (r->fail_at >= 0 && r->pos >= size_t(r->fail_at)) return -1;
     n = std::min({n, r->step, r->data->size() - r->pos});
-    std::memcpy(buf, r->data->data() + r->pos, n);
+    if (n) std::memcpy(buf, r->data->data() + r->pos, n);
     r->pos += n;
     return static_cast<long long>(n);
 }

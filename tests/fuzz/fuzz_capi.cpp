@@ -18,7 +18,7 @@ struct Input {
 long long read_cb(void* ctx, void* buf, size_t n) {
     auto* in = static_cast<Input*>(ctx);
     n = std::min({n, in->size - in->pos, size_t(1) + in->pos % 1021});  // odd pieces
-    std::memcpy(buf, in->data + in->pos, n);
+    if (n) std::memcpy(buf, in->data + in->pos, n);
     in->pos += n;
     return static_cast<long long>(n);
 }
