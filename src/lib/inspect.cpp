@@ -78,11 +78,12 @@ std::string inspect_json(const std::string& file, const InspectReport& r) {
     o += "   \"sections\": [\n";
     for (size_t i = 0; i < pf.sections.size(); ++i) {
         const Section& s = pf.sections[i];
-        std::string shape = s.rows ? "[" + std::to_string(s.rows) + ", " + std::to_string(s.row_elems) + "]" : "null";
+        char shape[48] = "null";
+        if (s.rows) std::snprintf(shape, sizeof shape, "[%llu, %llu]", (unsigned long long)s.rows, (unsigned long long)s.row_elems);
         appendf(o, "    {\"name\": %s, \"kind\": %s, \"offset\": %llu, \"bytes\": %llu, \"type\": %s, \"shape\": %s, "
                    "\"transposed\": %s, \"filled\": %s",
                 json_escape(s.name).c_str(), json_escape(section_kind_name(s.kind)).c_str(), (unsigned long long)s.offset,
-                (unsigned long long)s.size, json_escape(s.type_string()).c_str(), shape.c_str(),
+                (unsigned long long)s.size, json_escape(s.type_string()).c_str(), shape,
                 s.transposed ? "true" : "false", s.filled_elems ? std::to_string(s.filled_elems).c_str() : "null");
         if (!r.is_stz) {
             const ByteStats& st = r.stats[i];
