@@ -244,7 +244,7 @@ int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capac
         require(dst_size, "dst_size is NULL");
         *dst_size = 0;
         uint64_t size = 0;
-        if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError(rc);
+        if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError{rc};
         if (size > dst_capacity)
             throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
                               std::to_string(size));
