@@ -37,7 +37,7 @@ else()
 endif()
 # htscodecs has no .pc file: name its folder unless the linker searches it anyway.
 get_filename_component(STATEZIP_HTSCODECS_DIR "${HTSCODECS_LIB}" DIRECTORY)
-if(STATEZIP_HTSCODECS_DIR IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+if(STATEZIP_HTSCODECS_DIR IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
   set(STATEZIP_HTSCODECS_LINK "-lhtscodecs")
 else()
   set(STATEZIP_HTSCODECS_LINK "-L${STATEZIP_HTSCODECS_DIR} -lhtscodecs")
