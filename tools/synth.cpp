@@ -171,7 +171,7 @@ void tokens(Writer& w, uint32_t n, Rng& r) {
     for (uint32_t i = 0; i < n; ++i) w.put<int32_t>(static_cast<int32_t>(r.next() % 512));
 }
 
-// Mainline KvRecord (spec §7.2) for `cells` cells of sequence 0.
+// Mainline KvRecord (STATE-FORMATS.md §7.2) for `cells` cells of sequence 0.
 void kv_record(Writer& w, const Spec& s, Rng& r, uint32_t ext_bytes, bool n_stream) {
     std::vector<LayerModel> km, vm;
     for (uint32_t l = 0; l < s.n_layer; ++l) km.emplace_back(s.n_embd, r), vm.emplace_back(s.n_embd, r);

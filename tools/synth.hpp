@@ -1,4 +1,4 @@
-// Synthetic llama.cpp state files, written per docs/state-formats.md with realistic float
+// Synthetic llama.cpp state files, written per docs/STATE-FORMATS.md with realistic float
 // K/V data (per-channel offset and scale, smooth over positions). Used by the unit tests
 // (which must run without ../shared) and to make large files for the scale benchmarks.
 #pragma once

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "file_io.hpp"
+#include "inspect.hpp"
 #include "report.hpp"
 #include "stats.hpp"
 
@@ -12,47 +13,6 @@ namespace stzcli {
 using namespace stz;
 
 namespace {
-
-std::string opt_json(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "null"; }
-
-// Header properties of a .stz (container.hpp), e.g. lossy or reference: {"key": {"value": .., "required": ..}}.
-std::string properties_json(const std::vector<HeaderProperty>& props) {
-    std::string o = "{";
-    for (size_t i = 0; i < props.size(); ++i)
-        o += (i ? ", " : "") + json_escape(props[i].key) + ": {\"value\": " + json_escape(props[i].value) +
-             ", \"required\": " + (props[i].required ? "true" : "false") + "}";
-    return o + "}";
-}
-
-void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
-                const std::vector<uint64_t>* stored, bool last, const std::vector<HeaderProperty>* props = nullptr) {
-    std::printf("  {\"file\": %s, \"format\": %s, \"version\": %s, \"detail\": %s, \"note\": %s, \"bytes\": %llu,\n",
-                json_escape(file).c_str(), json_escape(pf.format).c_str(),
-                pf.version ? std::to_string(*pf.version).c_str() : "null", json_escape(pf.detail).c_str(),
-                json_escape(pf.note).c_str(), (unsigned long long)size);
-    std::printf("   \"arch\": %s, \"n_tokens\": %s, \"n_cells\": %s, \"n_layer\": %s, \"n_ctx\": %s, \"n_embd\": %s,\n",
-                pf.arch.empty() ? "null" : json_escape(pf.arch).c_str(), opt_json(pf.n_tokens).c_str(),
-                opt_json(pf.n_cells).c_str(), opt_json(pf.n_layer).c_str(), opt_json(pf.n_ctx).c_str(),
-                opt_json(pf.n_embd).c_str());
-    if (props) std::printf("   \"properties\": %s,\n", properties_json(*props).c_str());
-    std::printf("   \"sections\": [\n");
-    for (size_t i = 0; i < pf.sections.size(); ++i) {
-        const Section& s = pf.sections[i];
-        std::string shape = s.rows ? "[" + std::to_string(s.rows) + ", " + std::to_string(s.row_elems) + "]" : "null";
-        std::printf("    {\"name\": %s, \"kind\": %s, \"offset\": %llu, \"bytes\": %llu, \"type\": %s, \"shape\": %s, "
-                    "\"transposed\": %s, \"filled\": %s",
-                    json_escape(s.name).c_str(), json_escape(section_kind_name(s.kind)).c_str(), (unsigned long long)s.offset,
-                    (unsigned long long)s.size, json_escape(s.type_string()).c_str(), shape.c_str(),
-                    s.transposed ? "true" : "false", s.filled_elems ? std::to_string(s.filled_elems).c_str() : "null");
-        if (stats)
-            std::printf(", \"zero_pct\": %s, \"entropy\": %s, \"channel_bound\": %s", fixed(100 * (*stats)[i].zero_fraction, 2).c_str(),
-                        fixed((*stats)[i].entropy_bits, 3).c_str(),
-                        (*stats)[i].channel_bound ? fixed((*stats)[i].channel_bound, 3).c_str() : "null");
-        if (stored) std::printf(", \"stored\": %llu", (unsigned long long)(*stored)[i]);
-        std::printf("}%s\n", i + 1 < pf.sections.size() ? "," : "");
-    }
-    std::printf("   ]}%s\n", last ? "" : ",");
-}
 
 void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
                  const std::vector<uint64_t>* stored, const std::vector<HeaderProperty>* props = nullptr) {
@@ -114,27 +74,10 @@ int run_inspect(const std::vector<std::string>& files, bool json, const ParseHin
         const std::string& f = files[fi];
         try {
             FileSource src(f);
-            Bytes head(std::min<uint64_t>(8, src.size()));
-            src.read_at(0, head.data(), head.size());
-            if (looks_like_stz(head)) {
-                ContainerListing L = list_container(src);
-                ParsedFile pf;
-                pf.format = L.header.format;
-                if (L.header.format_version >= 0) pf.version = L.header.format_version;
-                pf.detail = L.header.detail;
-                pf.note = L.header.note;
-                pf.sections = L.header.sections;
-                std::vector<uint64_t> stored(pf.sections.size());
-                for (const auto& e : L.index) stored[e.section] += e.stored_size;
-                if (json) print_json(f, pf, L.header.original_size, nullptr, &stored, fi + 1 == files.size(), &L.header.properties);
-                else print_table(f, pf, L.header.original_size, nullptr, &stored, &L.header.properties);
-                continue;
-            }
-            ParsedFile pf = parse_state_file(src, hints);
-            std::vector<ByteStats> stats;
-            for (const auto& s : pf.sections) stats.push_back(section_stats(src, s, 256u << 10));
-            if (json) print_json(f, pf, src.size(), &stats, nullptr, fi + 1 == files.size());
-            else print_table(f, pf, src.size(), &stats, nullptr);
+            InspectReport r = inspect_input(src, hints);  // inspect.hpp: shared with the C API
+            if (json) std::printf("%s%s\n", inspect_json(f, r).c_str(), fi + 1 == files.size() ? "" : ",");
+            else print_table(f, r.parsed, r.bytes, r.is_stz ? nullptr : &r.stats, r.is_stz ? &r.stored : nullptr,
+                             r.is_stz ? &r.properties : nullptr);
         } catch (const std::exception& e) {
             print_error(f, e.what());
             rc = 1;

@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "file_io.hpp"
 #include "lossy_cli.hpp"
+#include "presets.hpp"
+#include "statezip_version.h"
 
 using namespace stzcli;
 
@@ -121,7 +123,7 @@ struct Flags {
 };
 
 void declare_main_flags(CLI::App& app, Flags& f) {
-    app.set_version_flag("-V,--version", "statezip 0.1.0 (.stz format 1)");
+    app.set_version_flag("-V,--version", "statezip " STATEZIP_VERSION_STRING " (.stz format 1)");
     app.add_option("files", f.o.files, "input files ('-' = standard input)");
     app.add_flag("-d,--decompress", f.decompress, "decompress");
     app.add_flag("-z,--compress", f.compress, "compress (default)");
@@ -205,13 +207,11 @@ void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
     if (int(f.fast) + int(f.max) + int(!f.preset.empty()) > 1) throw UsageError("choose one of --fast, --max, --preset");
     if (f.fast) f.preset = "fast";
     if (f.max) f.preset = "max";
-    if (!f.preset.empty()) {
-        auto p = stz::preset_from_name(f.preset);
-        if (!p) throw UsageError("unknown preset '" + f.preset + "' (fast, default, max)");
-        o.compress.codec.preset = *p;
-    }
-    o.compress.codec.level = f.level;
-    if (!f.codec.empty()) stz::parse_codec_option(f.codec, o.compress.codec);  // refuses what cannot be stored
+    auto preset = stz::preset_from_name(f.preset.empty() ? "default" : f.preset);
+    if (!preset) throw UsageError("unknown preset '" + f.preset + "' (fast, default, max)");
+    const uint64_t memory_budget = o.compress.memory_budget;  // -M, mapped before
+    o.compress = stz::preset_options(*preset, f.level, f.codec);  // presets.hpp: the same as the C API
+    o.compress.memory_budget = memory_budget;
     o.compress.hints = hints;
     o.compress.chunk_bytes = f.chunk_mib << 20;
     o.compress.lossy = lossy_from_flags(f.lossy, o.mode == Mode::Compress, o.remove_input, o.force);

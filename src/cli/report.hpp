@@ -4,16 +4,17 @@
 #include <cstdio>
 #include <string>
 
+#include "json_text.hpp"
+
 namespace stzcli {
 
 std::string human_bytes(uint64_t n);
-// A JSON string literal: control characters (C0, DEL, C1) escaped as \u00XX; bytes that are
-// not valid UTF-8 become \u00XX of the byte value, so the document is always valid JSON.
-std::string json_escape(const std::string& s);
+using stz::json_escape;  // json_text.hpp
+using stz::fixed;
+using stz::printable_utf8_length;
 // For human output (terminal): control characters (C0 incl. newline and ESC, DEL, C1) and
 // bytes that are not valid UTF-8 are shown as \n, \t, \xNN; printable UTF-8 passes.
 std::string printable(const std::string& s);
-std::string fixed(double v, int decimals);
 // "format vN (detail)" from header strings, escaped for a terminal; version < 0 = none.
 std::string format_line(const std::string& format, int64_t version, const std::string& detail);
 

@@ -1,4 +1,4 @@
-// 2023-era files (spec §3-§5.9, §10-§11): raw state blobs that start with the mt19937 text
+// 2023-era files (STATE-FORMATS.md §3-§5.9, §10-§11): raw state blobs that start with the mt19937 text
 // (full-buffer flavour A, compact flavour B, padded save-load-state dumps, the seed's
 // wrapper) and session files v0-v7 with their raw llama_hparams block.
 // Nothing here records the model geometry except the hparams; where it is missing it is
@@ -27,7 +27,7 @@ bool digits_at(InputSource& in, uint64_t off) {
     return true;
 }
 
-// Candidate hparams layouts per session version (spec §5.3); offsets of the fields we use.
+// Candidate hparams layouts per session version (STATE-FORMATS.md §5.3); offsets of the fields we use.
 struct Layout { uint32_t size, ctx, embd, head, head_kv, layer; };
 std::vector<Layout> layouts_for(uint32_t version) {
     const Layout l32{32, 4, 8, 16, 0, 20}, l40{40, 4, 8, 16, 0, 20}, l48a{48, 4, 8, 16, 20, 24}, l52a{52, 4, 8, 16, 20, 24},
@@ -100,7 +100,7 @@ void v_layers(SectionList& out, const LegacyGeometry& g, ElemType t, uint64_t co
     }
 }
 
-// Flavour A arena (spec §3.5): object+tensor headers, K, headers, V, untouched headroom.
+// Flavour A arena (STATE-FORMATS.md §3.5): object+tensor headers, K, headers, V, untouched headroom.
 void full_arena(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_size, std::optional<Hparams> hp,
                 std::optional<uint64_t> n_past_hint, const ParseHints& hints) {
     uint64_t a = r.pos();
@@ -156,7 +156,7 @@ void full_arena(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_s
     }
 }
 
-// Flavour B (spec §4): K[n_layer][ntok][n_embd], V[n_layer][n_embd][ntok], then (dumps) zeros.
+// Flavour B (STATE-FORMATS.md §4): K[n_layer][ntok][n_embd], V[n_layer][n_embd][ntok], then (dumps) zeros.
 void compact_kv(SourceReader& r, SectionList& out, ParsedFile& pf, uint64_t kv_size, uint64_t ntok,
                 std::optional<Hparams> hp, const ParseHints& hints, bool exact_end) {
     pf.format = pf.format == "ggsn" ? pf.format : "legacy-compact";
@@ -282,7 +282,7 @@ std::optional<ParsedFile> parse_legacy(InputSource& in, const ParseHints& hints)
                     continue;
                 }
                 // v2-v7: per-layer K/V whose types and widths the file does not record
-                // (spec §5.6-§5.9); the state is kept as one section after the rng text.
+                // (STATE-FORMATS.md §5.6-§5.9); the state is kept as one section after the rng text.
                 uint64_t at = r.pos();
                 uint64_t rng = r.u64("rng length");
                 if (rng < 1000 || rng > kRngBuf || rng > r.remaining()) continue;

@@ -1,4 +1,4 @@
-// Recovering the model geometry of 2023 blobs from their zero pattern (spec §11.4).
+// Recovering the model geometry of 2023 blobs from their zero pattern (STATE-FORMATS.md §11.4).
 // The guesses only decide how sections are labelled and cut; trim verifies every byte it
 // drops, so a wrong guess costs ratio, never correctness.
 #pragma once

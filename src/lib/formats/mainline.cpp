@@ -1,6 +1,6 @@
 // 2024+ files: session 'ggsn' v8-v10, sequence 'ggsq' v1-v4, raw llama_state_get_data blobs
 // (architecture name first) and in-memory sequence blobs (D8 3C 14 AF), mainline and
-// ik_llama.cpp (spec §5.10-§8, recognition §10.1). Versions reuse numbers across projects
+// ik_llama.cpp (STATE-FORMATS.md §5.10-§8, recognition §10.1). Versions reuse numbers across projects
 // and sub-variants share a version, so each candidate grammar is tried and the first one
 // that accounts for every byte up to EOF wins.
 #include <functional>
@@ -72,7 +72,7 @@ Grammar seq_state(const char* detail, KvGrammar g) {
             }};
 }
 
-// Sequence files v1 (2024-04 .. 2024-07, spec §6.3).
+// Sequence files v1 (2024-04 .. 2024-07, STATE-FORMATS.md §6.3).
 Grammar seq_v1() {
     return {"seq v1", [](SourceReader& r, SectionList& out, ParsedFile&, RecordFacts& f) {
                 uint64_t start = r.pos();

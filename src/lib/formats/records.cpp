@@ -54,7 +54,7 @@ void cells_block(SourceReader& r, uint32_t cell_count, uint32_t ext_bytes) {
     }
 }
 
-// ik session 9+/seq 3+: recurrent states (qnext) and, from 10/4, DSA indexer keys (spec §8.3).
+// ik session 9+/seq 3+: recurrent states (qnext) and, from 10/4, DSA indexer keys (STATE-FORMATS.md §8.3).
 void ik_tail(SourceReader& r, SectionList& out, const KvGrammar& g, const std::string& prefix, uint32_t n_layer,
              uint32_t cell_count) {
     if (g.ik_version < 9) return;

@@ -1,5 +1,5 @@
 // Parsers of the self-describing records of 2024+ llama.cpp and ik_llama.cpp states
-// (spec §5.10, §7.2-§7.4, §8.3). Each appends sections at the reader's position and
+// (STATE-FORMATS.md §5.10, §7.2-§7.4, §8.3). Each appends sections at the reader's position and
 // throws DataError when the bytes do not fit the grammar (callers trial-parse).
 #pragma once
 #include "../section.hpp"

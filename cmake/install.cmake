@@ -1,0 +1,56 @@
+# Installs what other programs use, as libzstd does: the shared and static libstatezip, the C
+# header (internal headers stay private), statezip.pc, the CMake package (statezip::statezip),
+# and the statezip program with its man page and README.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS statezip_shared EXPORT statezipTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS statezip_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/statezip.h ${PROJECT_BINARY_DIR}/include/statezip_version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS statezip RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES docs/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Python module (ctypes; it loads libstatezip.so.<major> from the system's library path).
+set(STATEZIP_INSTALL_PYTHONDIR "lib/python3/dist-packages" CACHE STRING
+  "where the Python module goes, relative to the prefix (Debian's path for the /usr prefix)")
+install(DIRECTORY python/statezip DESTINATION ${STATEZIP_INSTALL_PYTHONDIR}
+  PATTERN "__pycache__" EXCLUDE)
+
+# statezip.pc finds its prefix from its own place (${pcfiledir}), so the tree can be installed
+# anywhere (cmake --install build --prefix DIR) and moved.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(STATEZIP_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(STATEZIP_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(pc_up "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  string(REGEX REPLACE "[^/]+" ".." pc_up "${pc_up}")
+  set(STATEZIP_PC_PREFIX "\${pcfiledir}/${pc_up}")
+  set(STATEZIP_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(STATEZIP_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(STATEZIP_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+# htscodecs has no .pc file: name its folder unless the linker searches it anyway.
+get_filename_component(STATEZIP_HTSCODECS_DIR "${HTSCODECS_LIB}" DIRECTORY)
+if(STATEZIP_HTSCODECS_DIR IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+  set(STATEZIP_HTSCODECS_LINK "-lhtscodecs")
+else()
+  set(STATEZIP_HTSCODECS_LINK "-L${STATEZIP_HTSCODECS_DIR} -lhtscodecs")
+endif()
+configure_file(cmake/statezip.pc.in ${PROJECT_BINARY_DIR}/statezip.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/statezip.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+set(STATEZIP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/statezip)
+install(EXPORT statezipTargets NAMESPACE statezip:: DESTINATION ${STATEZIP_CMAKE_DIR})
+configure_package_config_file(cmake/statezipConfig.cmake.in ${PROJECT_BINARY_DIR}/statezipConfig.cmake
+  INSTALL_DESTINATION ${STATEZIP_CMAKE_DIR})
+# 0.x: minor versions may change the API; from 1.0 on, the major version (the SONAME) decides.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/statezipConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/statezipConfig.cmake ${PROJECT_BINARY_DIR}/statezipConfigVersion.cmake
+  DESTINATION ${STATEZIP_CMAKE_DIR})

@@ -1,0 +1,108 @@
+/* statezip.h: the C API of libstatezip, a lossless compressor for llama.cpp state files
+ * (session files, sequence files, raw state blobs). Plain C99; link with
+ * `pkg-config --cflags --libs statezip` or CMake's find_package(statezip) -> statezip::statezip.
+ *
+ * Every function returns 0 (STZ_OK) or a negative STZ_ERROR_* code; stz_error_message(code)
+ * names the code and stz_last_error_detail() says what went wrong and where (offset), for the
+ * last call on the calling thread. No function aborts or throws on bad input.
+ *
+ * Thread safety: every function is reentrant; calls on different threads never share state
+ * (the detail message is thread-local). A call may use worker threads internally
+ * (stz_params.threads); the read/write callbacks of the streaming functions are only ever
+ * called from the thread that called the function, one call at a time.
+ *
+ * Output is the .stz container (docs/FORMAT.md): the same bytes the statezip program writes with
+ * the same preset, whatever the thread count. See docs/API.md. */
+#ifndef STATEZIP_H
+#define STATEZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "statezip_version.h" /* STATEZIP_VERSION_MAJOR, _MINOR, _PATCH, _STRING, _NUMBER */
+
+#if defined(_WIN32)
+#  define STATEZIP_API
+#elif defined(__GNUC__) && defined(STATEZIP_BUILDING)
+#  define STATEZIP_API __attribute__((visibility("default")))
+#else
+#  define STATEZIP_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes: 0 = success, negative = failure. */
+enum {
+    STZ_OK = 0,
+    STZ_ERROR_GENERIC = -1,       /* any other failure (see the detail) */
+    STZ_ERROR_DST_TOO_SMALL = -2, /* dst_capacity too small: grow it (stz_compress_bound, stz_decompressed_size) */
+    STZ_ERROR_CORRUPT = -3,       /* not a valid .stz, damaged or truncated (the detail names the offset) */
+    STZ_ERROR_PARAMETER = -4,     /* a NULL pointer, an unknown preset, a bad codec spec, bad struct_size */
+    STZ_ERROR_READ = -5,          /* the read callback returned an error */
+    STZ_ERROR_WRITE = -6,         /* the write callback returned an error */
+    STZ_ERROR_MEMORY = -7,        /* out of memory */
+    STZ_ERROR_IO = -8             /* the temporary file of stz_compress_stream failed */
+};
+
+enum { STZ_PRESET_FAST = 1, STZ_PRESET_DEFAULT = 2, STZ_PRESET_MAX = 3 };
+
+typedef struct stz_params {
+    size_t struct_size; /* sizeof(stz_params), set by stz_params_init: lets the struct grow */
+    int preset;         /* STZ_PRESET_FAST, STZ_PRESET_DEFAULT (default), STZ_PRESET_MAX */
+    int threads;        /* worker threads; 0 = all cores (default). Output bytes do not depend on it */
+    const char* codec;  /* NULL, or a pipeline as the CLI's --codec takes it ("zstd:19", "kv=planes,meta=zstd:3") */
+} stz_params;
+
+/* "0.2.0": the library's version (may differ from the STATEZIP_VERSION_STRING compiled against). */
+STATEZIP_API const char* stz_version_string(void);
+
+/* Fills *p with the defaults (default preset, all cores, no codec). */
+STATEZIP_API void stz_params_init(stz_params* p);
+
+/* Largest .stz stz_compress can produce from src_size bytes: the input plus 1 KiB + 0.1 % up
+ * to 128 MiB, plus at most 68 KiB + 0.4 % above (docs/API.md). */
+STATEZIP_API size_t stz_compress_bound(size_t src_size);
+
+/* Compresses src into dst; *dst_size receives the .stz size. params NULL = default preset. */
+STATEZIP_API int stz_compress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size,
+                              const stz_params* params);
+
+/* Original size recorded in the header of the .stz in src (src may be just its first bytes,
+ * up to the end of the header). */
+STATEZIP_API int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size);
+
+/* Decompresses the .stz in src into dst and verifies every checksum. On any error the
+ * contents of dst are unspecified. Uses all cores. */
+STATEZIP_API int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size);
+
+/* Streaming: read returns the number of bytes read (at most n), 0 at the end, < 0 on error;
+ * write returns 0 on success. Memory stays bounded (512 MiB of chunks in flight, as the CLI)
+ * whatever the input size. stz_compress_stream needs random access to parse the input: it
+ * keeps inputs up to 64 MiB in memory and spools larger ones to an unlinked temporary file
+ * in $TMPDIR (or /tmp), which needs free disk space of the input's size. */
+typedef long long (*stz_read_fn)(void* ctx, void* buf, size_t n);
+typedef int (*stz_write_fn)(void* ctx, const void* buf, size_t n);
+STATEZIP_API int stz_compress_stream(stz_read_fn read, void* rctx, stz_write_fn write, void* wctx,
+                                     const stz_params* params);
+/* threads: 0 = all cores. */
+STATEZIP_API int stz_decompress_stream(stz_read_fn read, void* rctx, stz_write_fn write, void* wctx, int threads);
+
+/* The sections of a state file, or of the file inside a .stz, as JSON: the object
+ * `statezip inspect --json` prints for one file (with "file": "-"). *json is allocated with
+ * malloc: release it with stz_free. */
+STATEZIP_API int stz_inspect_json(const void* src, size_t src_size, char** json);
+STATEZIP_API void stz_free(void* p);
+
+/* A static string naming the code ("destination buffer too small", ...). */
+STATEZIP_API const char* stz_error_message(int code);
+/* What went wrong in the last call on this thread, with the offset for bad data; "" after a
+ * success. Valid until the next call on this thread. */
+STATEZIP_API const char* stz_last_error_detail(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STATEZIP_H */

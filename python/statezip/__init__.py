@@ -1,0 +1,122 @@
+"""statezip: lossless compression of llama.cpp state files, from Python.
+
+A ctypes binding of libstatezip's C API (statezip.h). The shared library is found through the
+environment variable STATEZIP_LIBRARY (a path), else as "libstatezip.so.<major>" on the
+system's library path (ldconfig, LD_LIBRARY_PATH), else through ctypes.util.find_library.
+
+    import statezip
+    blob = llm.save_state()                  # bytes
+    z = statezip.compress(blob, preset="max")
+    assert statezip.decompress(z) == blob
+    statezip.inspect(blob)["sections"][0]    # the fields of `statezip inspect --json`
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+
+__all__ = ["compress", "decompress", "inspect", "version", "Error"]
+
+_SONAME_MAJOR = 0  # the SONAME this module was written for (STATEZIP_VERSION_MAJOR)
+_PRESETS = {"fast": 1, "default": 2, "max": 3}
+
+
+class Error(Exception):
+    """A statezip call failed. `code` is the C API's negative STZ_ERROR_* code, `detail` says
+    what and where (offset)."""
+
+    def __init__(self, code, message, detail):
+        super().__init__(f"{message}: {detail}" if detail else message)
+        self.code = code
+        self.detail = detail
+
+
+class _Params(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("preset", ctypes.c_int), ("threads", ctypes.c_int),
+                ("codec", ctypes.c_char_p)]
+
+
+def _load():
+    candidates = []
+    if os.environ.get("STATEZIP_LIBRARY"):
+        candidates.append(os.environ["STATEZIP_LIBRARY"])
+    candidates.append(f"libstatezip.so.{_SONAME_MAJOR}")
+    found = ctypes.util.find_library("statezip")
+    if found:
+        candidates.append(found)
+    errors = []
+    for c in candidates:
+        try:
+            return ctypes.CDLL(c)
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError("cannot load libstatezip (set STATEZIP_LIBRARY to its path): " + "; ".join(errors))
+
+
+_lib = _load()
+_size_p = ctypes.POINTER(ctypes.c_size_t)
+_lib.stz_version_string.restype = ctypes.c_char_p
+_lib.stz_params_init.argtypes = [ctypes.POINTER(_Params)]
+_lib.stz_compress_bound.argtypes = [ctypes.c_size_t]
+_lib.stz_compress_bound.restype = ctypes.c_size_t
+_lib.stz_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, _size_p,
+                              ctypes.POINTER(_Params)]
+_lib.stz_decompressed_size.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
+_lib.stz_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, _size_p]
+_lib.stz_inspect_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+_lib.stz_free.argtypes = [ctypes.c_void_p]
+_lib.stz_error_message.argtypes = [ctypes.c_int]
+_lib.stz_error_message.restype = ctypes.c_char_p
+_lib.stz_last_error_detail.restype = ctypes.c_char_p
+
+
+def _check(rc):
+    if rc != 0:
+        # The detail is thread-local in the library and ctypes calls it on this same thread.
+        raise Error(rc, _lib.stz_error_message(rc).decode(), _lib.stz_last_error_detail().decode(errors="replace"))
+
+
+def version():
+    """The library's version string, e.g. "0.1.0"."""
+    return _lib.stz_version_string().decode()
+
+
+def compress(data, preset="default", threads=0, codec=None):
+    """Compresses a state (bytes-like) into .stz bytes: the same bytes as the statezip
+    program with that preset. threads: 0 = all cores (the output does not depend on it)."""
+    if preset not in _PRESETS:
+        raise ValueError(f"unknown preset {preset!r} (fast, default, max)")
+    data = bytes(data)
+    p = _Params()
+    _lib.stz_params_init(ctypes.byref(p))
+    p.preset = _PRESETS[preset]
+    p.threads = threads
+    p.codec = codec.encode() if codec else None
+    cap = _lib.stz_compress_bound(len(data))
+    out = ctypes.create_string_buffer(max(cap, 1))
+    n = ctypes.c_size_t(0)
+    _check(_lib.stz_compress(data, len(data), out, cap, ctypes.byref(n), ctypes.byref(p)))
+    return out.raw[:n.value]
+
+
+def decompress(data):
+    """Decompresses .stz bytes and verifies every checksum."""
+    data = bytes(data)
+    size = ctypes.c_uint64(0)
+    _check(_lib.stz_decompressed_size(data, len(data), ctypes.byref(size)))
+    out = ctypes.create_string_buffer(max(size.value, 1))
+    n = ctypes.c_size_t(0)
+    _check(_lib.stz_decompress(data, len(data), out, size.value, ctypes.byref(n)))
+    return out.raw[:n.value]
+
+
+def inspect(data):
+    """The sections of a state (or of the state inside .stz bytes) as a dict with the fields
+    of `statezip inspect --json` ("file" is "-")."""
+    data = bytes(data)
+    p = ctypes.c_void_p()
+    _check(_lib.stz_inspect_json(data, len(data), ctypes.byref(p)))
+    try:
+        return json.loads(ctypes.string_at(p).decode())
+    finally:
+        _lib.stz_free(p)

@@ -1,0 +1,70 @@
+"""The Python module over the shared library of the build: round trips for every preset, the
+same bytes as the CLI, inspect = inspect --json, errors as statezip.Error with the detail."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import statezip
+
+BIN = os.environ["STATEZIP_BIN"]
+DATA = os.environ["STATEZIP_TEST_DATA"]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what, file=sys.stderr)
+
+
+sample = os.path.join(DATA, "ggsq3.stories260K.f16.fa1.c1024.t322.bin")
+with open(sample, "rb") as f:
+    state = f.read()
+
+check(statezip.version().count(".") == 2, "version string")
+with tempfile.TemporaryDirectory() as tmp:
+    for preset, flag in (("fast", ["--fast"]), ("default", []), ("max", ["--max"])):
+        z = statezip.compress(state, preset=preset)
+        check(statezip.decompress(z) == state, f"round trip {preset}")
+        out = os.path.join(tmp, "cli.stz")
+        subprocess.run([BIN, "-q", "-f", *flag, sample, "-o", out], check=True)
+        with open(out, "rb") as f:
+            check(f.read() == z, f"same bytes as the CLI ({preset})")
+    check(statezip.decompress(statezip.compress(b"")) == b"", "empty input")
+    check(statezip.decompress(statezip.compress(bytearray(b"abc" * 1000), codec="zstd:3")) == b"abc" * 1000, "codec")
+
+    # inspect: the document inspect --json prints, for the state and for its .stz.
+    z = statezip.compress(state)
+    stz_path = os.path.join(tmp, "f.stz")
+    with open(stz_path, "wb") as f:
+        f.write(z)
+    for path, data in ((sample, state), (stz_path, z)):
+        cli = json.loads(subprocess.run([BIN, "inspect", "--json", path], check=True, capture_output=True).stdout)
+        cli["file"] = "-"
+        got = statezip.inspect(data)
+        check(got == cli, f"inspect({os.path.basename(path)}) == inspect --json")
+    check(statezip.inspect(state)["sections"][0]["name"] != "", "inspect has sections")
+
+# Errors: statezip.Error with the code and the detail (offset).
+for bad, code in ((z[: len(z) // 2], -3), (b"not a stz file at all", -3), (z[:-1], -3)):
+    try:
+        statezip.decompress(bad)
+        check(False, "bad input accepted")
+    except statezip.Error as e:
+        check(e.code == code, f"error code {e.code} (expected {code})")
+        check("offset" in e.detail or "magic" in e.detail or "stz" in e.detail, f"detail names where: {e.detail!r}")
+try:
+    statezip.compress(state, codec="nosuchcodec")
+    check(False, "bad codec accepted")
+except statezip.Error as e:
+    check(e.code == -4 and "nosuchcodec" in str(e), f"bad codec: {e}")
+try:
+    statezip.compress(state, preset="turbo")
+    check(False, "bad preset accepted")
+except ValueError:
+    pass
+
+print("python module:", "FAILED" if failures else "OK", f"({statezip.version()})")
+sys.exit(1 if failures else 0)
