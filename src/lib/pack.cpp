@@ -175,6 +175,10 @@ DecompressOptions decode_options(const CompressOptions& c) {
 
 }  // namespace
 
+PackWriter::PackWriter(RandomFile& f, const PackOptions& opt)
+    : f_(f), opt_(opt), cache_(std::make_unique<BlockCache>(std::min<uint64_t>(opt.compress.memory_budget / 2, 256ull << 20))) {}
+PackWriter::~PackWriter() = default;
+
 PackState read_pack_state(InputSource& f) {
     check_pack_header(f);
     PackState st;
@@ -292,6 +296,7 @@ uint32_t PackWriter::flush_block(InputSource& in, const CellGroup& g, const std:
     end_ = sink.finish();
     stored += end_ - start;
     block_offsets_.push_back(start);
+    cache_->put(start, bh, std::move(raw));
     return static_cast<uint32_t>(block_offsets_.size() - 1);
 }
 
@@ -336,12 +341,13 @@ PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
     CompareFile cmp(in);
     RecordHead h;
     MemberRecord m = decode_member(read_record(f_, members_.back(), RecordType::Member, kMaxMemberRecord, &h), h.payload);
-    restore_member(f_, m, cmp, decode_options(opt_.compress));
+    restore_member(f_, m, cmp, decode_options(opt_.compress), cache_.get());
     if (!cmp.mismatch && cmp.written == in.size()) return res;
     members_.pop_back();
     names_.erase(name);
     for (const CellHash& k : added_) cells_.erase(k);
     block_offsets_.resize(blocks_before);
+    cache_->clear();  // the offsets of the blocks cut away will be reused
     f_.truncate(start);
     end_ = start;
     no_dedup_ = true;
@@ -423,7 +429,10 @@ void PackWriter::commit() {
     f_.sync();
 }
 
-PackReader::PackReader(InputSource& f) : f_(f), state_(read_pack_state(f)) {
+PackReader::~PackReader() = default;
+
+PackReader::PackReader(InputSource& f, uint64_t cache_bytes)
+    : f_(f), state_(read_pack_state(f)), cache_(std::make_unique<BlockCache>(cache_bytes)) {
     for (uint64_t off : state_.members) {
         PackMember pm;
         pm.offset = off;
@@ -441,7 +450,7 @@ void PackReader::restore(size_t i, RandomFile& out, const DecompressOptions& dop
     const PackMember& pm = members_.at(i);
     if (!pm.record) throw Error("member record at offset " + std::to_string(pm.offset) + " is damaged: " + pm.error);
     const MemberRecord& m = *pm.record;
-    restore_member(f_, m, out, dopt);
+    restore_member(f_, m, out, dopt, cache_.get());
     if (out.size() != m.size) throw Error("restored size differs from the member's");
     if (whole_hash(out) != m.hash) throw Error("whole-member checksum mismatch: the output is not the original");
 }

@@ -20,6 +20,8 @@
 
 namespace stz {
 
+class BlockCache;
+
 // Random-access read and write (a set file being appended; a member being restored).
 class RandomFile : public InputSource {
 public:
@@ -61,6 +63,7 @@ PackState read_pack_state(InputSource& f);
 
 class PackWriter {
 public:
+    ~PackWriter();
     // A new set in an empty file: writes the header and an empty commit.
     static std::unique_ptr<PackWriter> create(RandomFile& f, const PackOptions& opt);
     // An existing set: cuts bytes after the last commit and rebuilds the cell index from the
@@ -78,7 +81,7 @@ private:
         uint32_t block;  // index into block_offsets_ (blocks of this run get ids before they are written)
         uint32_t index;
     };
-    PackWriter(RandomFile& f, const PackOptions& opt) : f_(f), opt_(opt) {}
+    PackWriter(RandomFile& f, const PackOptions& opt);
     PackAddResult add_member(InputSource& in, const std::string& name);
     void index_block(uint64_t offset);
     uint32_t flush_block(InputSource& in, const CellGroup& g, const std::vector<uint64_t>& cells, uint64_t& stored);
@@ -93,6 +96,7 @@ private:
     std::vector<CellHash> added_;        // cells the member being added put into cells_ (undone if it is stored again)
     const ParsedFile* parsed_ = nullptr;  // the member being added
     bool no_dedup_ = false;              // storing a member again without sharing (its check failed)
+    std::unique_ptr<BlockCache> cache_;  // blocks just written or decoded, for the checks of the next members
 };
 
 struct PackMember {
@@ -103,7 +107,8 @@ struct PackMember {
 
 class PackReader {
 public:
-    explicit PackReader(InputSource& f);
+    explicit PackReader(InputSource& f, uint64_t cache_bytes = 256ull << 20);
+    ~PackReader();
     const PackState& state() const { return state_; }
     // Every committed member; a damaged member record gives an entry with `error` set.
     const std::vector<PackMember>& members() const { return members_; }
@@ -115,6 +120,7 @@ private:
     InputSource& f_;
     PackState state_;
     std::vector<PackMember> members_;
+    std::unique_ptr<BlockCache> cache_;  // decoded blocks shared by the members restored one after another
 };
 
 }  // namespace stz

@@ -200,7 +200,40 @@ Bytes load_block(InputSource& f, uint64_t off, BlockHead& head, const Decompress
     return std::move(sink.out);
 }
 
-void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt) {
+const Bytes& BlockCache::get(InputSource& f, uint64_t off, BlockHead& head, const DecompressOptions& dopt) {
+    if (auto it = entries_.find(off); it != entries_.end()) {
+        it->second.used = ++clock_;
+        head = it->second.head;
+        last_ = it->second.raw;
+        return *last_;
+    }
+    Bytes raw = load_block(f, off, head, dopt);
+    put(off, head, std::move(raw));
+    auto it = entries_.find(off);
+    if (it != entries_.end()) return *(last_ = it->second.raw);
+    return *last_;
+}
+
+void BlockCache::put(uint64_t off, const BlockHead& head, Bytes raw) {
+    auto p = std::make_shared<const Bytes>(std::move(raw));
+    last_ = p;
+    if (p->size() > budget_) return;  // used once, not kept
+    make_room(p->size());
+    held_ += p->size();
+    entries_[off] = Entry{head, p, ++clock_};
+}
+
+void BlockCache::make_room(uint64_t bytes) {
+    while (held_ + bytes > budget_ && !entries_.empty()) {
+        auto oldest = entries_.begin();
+        for (auto it = entries_.begin(); it != entries_.end(); ++it)
+            if (it->second.used < oldest->second.used) oldest = it;
+        held_ -= oldest->second.raw->size();
+        entries_.erase(oldest);
+    }
+}
+
+void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt, BlockCache* cache) {
     out.truncate(m.size);
     // The bytes outside the K/V groups, in file order.
     RecordHead lh = read_record_head(set, m.literal_offset);
@@ -227,12 +260,14 @@ void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, co
         }
     }
     std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.block < b.block; });
-    Bytes raw;
+    BlockCache one_block(0);
+    BlockCache& blocks = cache ? *cache : one_block;
+    const Bytes* raw = nullptr;
     BlockHead bh;
     uint64_t loaded = UINT64_MAX;
     for (const Task& t : tasks) {
-        if (t.block != loaded) raw = load_block(set, t.block, bh, dopt), loaded = t.block;
-        scatter_run(raw, bh, m.groups[t.group], m.groups[t.group].runs[t.run], t.pos, out);
+        if (t.block != loaded) raw = &blocks.get(set, t.block, bh, dopt), loaded = t.block;
+        scatter_run(*raw, bh, m.groups[t.group], m.groups[t.group].runs[t.run], t.pos, out);
     }
 }
 

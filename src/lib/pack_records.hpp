@@ -2,6 +2,8 @@
 // writer and the reader: each record is a header (magic, type, payload length, checksum of
 // those), the payload, and the payload's checksum.
 #pragma once
+#include <map>
+
 #include "pack.hpp"
 
 namespace stz {
@@ -43,9 +45,32 @@ private:
 // Decodes a cell block (checks the record, its head and the decoded size).
 Bytes load_block(InputSource& f, uint64_t off, BlockHead& head, const DecompressOptions& dopt);
 
+// Decoded blocks kept for the next members (checkpoints share most of their cells), at most
+// `budget` bytes; the least recently used go first.
+class BlockCache {
+public:
+    explicit BlockCache(uint64_t budget) : budget_(budget) {}
+    // The block at `off`, decoded now or earlier.
+    const Bytes& get(InputSource& f, uint64_t off, BlockHead& head, const DecompressOptions& dopt);
+    void put(uint64_t off, const BlockHead& head, Bytes raw);
+    void clear() { entries_.clear(), held_ = 0; }
+
+private:
+    struct Entry {
+        BlockHead head;
+        std::shared_ptr<const Bytes> raw;
+        uint64_t used = 0;
+    };
+    void make_room(uint64_t bytes);
+    uint64_t budget_, held_ = 0, clock_ = 0;
+    std::map<uint64_t, Entry> entries_;
+    std::shared_ptr<const Bytes> last_;  // the block returned last stays alive while it is used
+};
+
 // Rebuilds member `m` into `out` (no whole-file check: the caller does it). Every byte of
 // [0, m.size) is written exactly once.
-void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt);
+void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt,
+                    BlockCache* cache = nullptr);
 
 // Largest payload of a cell block a reader accepts: the block head and a .stz of at most
 // kMaxBlockRaw bytes (which never exceeds its input by more than the engine's allowance).
