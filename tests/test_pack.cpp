@@ -52,12 +52,13 @@ void pack_into(MemoryFile& set, const std::vector<Bytes>& files, const std::stri
                bool append = false) {
     PackOptions opt;
     auto w = append ? PackWriter::append(set, opt) : PackWriter::create(set, opt);
+    std::vector<std::unique_ptr<MemorySource>> srcs;  // read again at the commit
     for (size_t i = 0; i < files.size(); ++i) {
-        MemorySource src(files[i]);
-        auto r = w->add(src, prefix + std::to_string(i) + ".bin");
-        if (added) added->push_back(r);
+        srcs.push_back(std::make_unique<MemorySource>(files[i]));
+        w->add(*srcs.back(), prefix + std::to_string(i) + ".bin");
     }
-    w->commit();
+    auto r = w->commit();
+    if (added) added->insert(added->end(), r.begin(), r.end());
 }
 
 Bytes restore_bytes(PackReader& r, size_t i) {

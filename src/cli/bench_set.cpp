@@ -73,9 +73,10 @@ SetRow packed(const std::vector<Bytes>& data, const std::vector<std::string>& fi
         MemoryFile set;
         auto t0 = Clock::now();
         auto w = PackWriter::create(set, PackOptions{});
+        std::vector<std::unique_ptr<MemorySource>> srcs;
         for (size_t k = 0; k < data.size(); ++k) {
-            MemorySource src(data[k]);
-            w->add(src, "m" + std::to_string(k) + "/" + normalise_member_name(files[k]).value_or("file"));
+            srcs.push_back(std::make_unique<MemorySource>(data[k]));
+            w->add(*srcs.back(), "m" + std::to_string(k) + "/" + normalise_member_name(files[k]).value_or("file"));
         }
         w->commit();
         ct.push_back(seconds_since(t0));

@@ -50,20 +50,25 @@ DecompressOptions restore_options(const PackCliOptions& o) {
     return d;
 }
 
+// Adds the files and commits; the inputs stay open until the commit (their new cells are
+// read when the blocks they share are written).
 void add_files(PackWriter& w, const PackCliOptions& o, const std::vector<std::string>& names) {
+    std::vector<std::unique_ptr<FileSource>> sources;
     for (size_t i = 0; i < o.files.size(); ++i) {
         if (w.has_member(names[i])) throw Error(o.files[i] + ": the set already has a member " + names[i]);
-        FileSource src(o.files[i]);
-        PackAddResult r;
         try {
-            r = w.add(src, names[i]);
+            sources.push_back(std::make_unique<FileSource>(o.files[i]));
+            w.add(*sources.back(), names[i]);
         } catch (const std::exception& e) {
             throw Error(o.files[i] + ": " + e.what());
         }
-        if (o.verbosity >= 1)
-            std::fprintf(stderr, "%s : %s => %s stored, %llu of %llu cells shared (%s)\n", printable(names[i]).c_str(),
-                         human_bytes(r.size).c_str(), human_bytes(r.stored).c_str(), (unsigned long long)r.cells_shared,
-                         (unsigned long long)r.cells, printable(r.format).c_str());
+    }
+    const std::vector<PackAddResult> added = w.commit();
+    for (size_t i = 0; i < added.size() && o.verbosity >= 1; ++i) {
+        const PackAddResult& r = added[i];
+        std::fprintf(stderr, "%s : %s => %s stored, %llu of %llu cells shared (%s)\n", printable(names[i]).c_str(),
+                     human_bytes(r.size).c_str(), human_bytes(r.stored).c_str(), (unsigned long long)r.cells_shared,
+                     (unsigned long long)r.cells, printable(r.format).c_str());
     }
 }
 
@@ -77,7 +82,6 @@ int append_to(const PackCliOptions& o, const std::vector<std::string>& names) {
     const uint64_t committed = f.size();
     try {
         add_files(*w, o, names);
-        w->commit();
     } catch (...) {
         try {
             f.truncate(committed);  // readers would ignore these bytes anyway; the next append cuts them too
@@ -117,7 +121,6 @@ int run_pack(const PackCliOptions& o) {
             FdFile f(fd, target);
             auto w = PackWriter::create(f, pack_options(o));
             add_files(*w, o, names);
-            w->commit();
         }
         out.commit();
         return 0;

@@ -11,6 +11,7 @@
 // the cells (cells.hpp), one block and one chunk pipeline at a time, never a whole member.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -69,23 +70,46 @@ public:
     // An existing set: cuts bytes after the last commit and rebuilds the cell index from the
     // stored blocks (decoding each once) and the member names from the member records.
     static std::unique_ptr<PackWriter> append(RandomFile& f, const PackOptions& opt);
-    // Adds one member (its name already normalised, not yet in the set). After an exception
-    // the writer must not be used again (nothing is committed).
+    // Adds one member (its name already normalised, not yet in the set). `in` must stay valid
+    // until commit(): the new cells of the members added before a commit are gathered into
+    // shared blocks (so the cells a checkpoint adds are coded with those of the next ones),
+    // read from their inputs when a block is full or at the commit. `stored` is filled by
+    // commit(). After an exception the writer must not be used again (nothing is committed).
     PackAddResult add(InputSource& in, const std::string& name);
     bool has_member(const std::string& name) const { return names_.count(name) != 0; }
-    // Writes the commit record that makes the added members part of the set, then syncs.
-    void commit();
+    // Writes the pending blocks and member records, checks every added member rebuilt from
+    // the set against its input byte for byte (a hash match is not trusted alone; a mismatch
+    // throws and nothing is committed), then writes the commit record and syncs. Returns the
+    // members added since the last commit, with their stored bytes.
+    std::vector<PackAddResult> commit();
 
 private:
     struct CellLoc {
-        uint32_t block;  // index into block_offsets_ (blocks of this run get ids before they are written)
+        uint32_t block;  // index into block_offsets_ (a block gets its id when it is started)
         uint32_t index;
     };
+    struct PendingCell {
+        uint32_t member, group;
+        uint64_t cell;
+    };
+    struct PendingBlock {
+        uint32_t id = 0;
+        BlockHead head;
+        std::vector<Section> templates;  // per part: the section a block of these cells is described by
+        std::vector<PendingCell> cells;
+    };
+    struct PendingMember {
+        InputSource* in = nullptr;
+        MemberRecord record;  // runs name block ids until the blocks are written
+        std::vector<CellGroup> groups;
+        PackAddResult result;
+        double block_share = 0;  // bytes of shared blocks attributed to this member
+    };
     PackWriter(RandomFile& f, const PackOptions& opt);
-    PackAddResult add_member(InputSource& in, const std::string& name);
     void index_block(uint64_t offset);
-    uint32_t flush_block(InputSource& in, const CellGroup& g, const std::vector<uint64_t>& cells, uint64_t& stored);
-    MemberGroup add_group(InputSource& in, const CellGroup& g, PackAddResult& res, uint64_t& stored);
+    void flush_block(PendingBlock& b);
+    MemberGroup add_group(uint32_t member, const ParsedFile& parsed, uint32_t group);
+    void write_literal(PendingMember& pm, const ParsedFile& parsed, const std::vector<CellGroup>& groups);
     RandomFile& f_;
     PackOptions opt_;
     uint64_t end_ = 0;
@@ -93,10 +117,9 @@ private:
     std::unordered_map<std::string, uint64_t> names_;
     std::vector<uint64_t> block_offsets_;
     std::unordered_map<CellHash, CellLoc, CellHashKey> cells_;
-    std::vector<CellHash> added_;        // cells the member being added put into cells_ (undone if it is stored again)
-    const ParsedFile* parsed_ = nullptr;  // the member being added
-    bool no_dedup_ = false;              // storing a member again without sharing (its check failed)
-    std::unique_ptr<BlockCache> cache_;  // blocks just written or decoded, for the checks of the next members
+    std::vector<PendingMember> pending_;
+    std::map<std::string, PendingBlock> open_blocks_;  // by layout and element types
+    std::unique_ptr<BlockCache> cache_;  // blocks just written or decoded, for the checks
 };
 
 struct PackMember {

@@ -1,5 +1,7 @@
 #include "pack_records.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 namespace stz {
@@ -108,6 +110,36 @@ void scatter_run(const Bytes& raw, const BlockHead& bh, const MemberGroup& g, co
 }
 
 }  // namespace
+
+Bytes pack_header() {
+    Bytes h(kPackMagic, kPackMagic + 8);
+    append_le<uint16_t>(h, kPackVersion);
+    append_le<uint16_t>(h, 0);
+    append_le<uint32_t>(h, 0);
+    append_le<uint64_t>(h, hash64(h));
+    return h;
+}
+
+Hash128 whole_hash(InputSource& in) {
+    XXH3_state_t* st = XXH3_createState();
+    if (!st) throw std::bad_alloc();
+    XXH3_128bits_reset(st);
+    Bytes buf(std::min<uint64_t>(in.size(), 4u << 20));
+    try {
+        for (uint64_t off = 0; off < in.size();) {
+            const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - off));
+            in.read_at(off, buf.data(), n);
+            XXH3_128bits_update(st, buf.data(), n);
+            off += n;
+        }
+    } catch (...) {
+        XXH3_freeState(st);
+        throw;
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(st);
+    XXH3_freeState(st);
+    return {h.low64, h.high64};
+}
 
 RecordHead read_record_head(InputSource& f, uint64_t off) {
     uint8_t h[kRecordHeaderBytes];

@@ -14,6 +14,11 @@ struct RecordHead {
     uint64_t end() const { return payload + length + kRecordTrailerBytes; }
 };
 
+// The fixed header a set starts with.
+Bytes pack_header();
+// XXH3-128 of all of `in` (read in pieces).
+Hash128 whole_hash(InputSource& in);
+
 // Reads and checks a record header at `off` (its checksum, a known type, the record inside
 // the file). Throws DataError naming the offset.
 RecordHead read_record_head(InputSource& f, uint64_t off);
