@@ -38,8 +38,17 @@ Bytes slurp_file(const std::string& p) {
     return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-SetRow per_file(const std::vector<Bytes>& data, int runs) {
-    SetRow row{"statezip per file (default)", false, 0, 0, 0};
+CompressOptions preset_options(const std::string& name) {
+    CompressOptions o;
+    if (auto p = preset_from_name(name)) o.codec.preset = *p;
+    else parse_codec_option(name, o.codec);
+    return o;
+}
+
+// `name`: a preset, or a pipeline for every section (zstd:3, the speed yardstick).
+SetRow per_file(const std::vector<Bytes>& data, int runs, const std::string& name) {
+    SetRow row{name == "default" ? "statezip per file (default)" : "in-process " + name + " per file", false, 0, 0, 0};
+    const CompressOptions opt = preset_options(name);
     std::vector<double> ct, dt;
     for (int i = 0; i < runs; ++i) {
         std::vector<Bytes> out;
@@ -47,7 +56,7 @@ SetRow per_file(const std::vector<Bytes>& data, int runs) {
         for (const auto& d : data) {
             MemorySource src(d);
             MemorySink sink;
-            compress_stream(src, sink, CompressOptions{});
+            compress_stream(src, sink, opt);
             out.push_back(std::move(sink.out));
         }
         ct.push_back(seconds_since(t0));
@@ -66,13 +75,15 @@ SetRow per_file(const std::vector<Bytes>& data, int runs) {
     return row;
 }
 
-SetRow packed(const std::vector<Bytes>& data, const std::vector<std::string>& files, int runs) {
-    SetRow row{"statezip pack (default)", false, 0, 0, 0};
+SetRow packed(const std::vector<Bytes>& data, const std::vector<std::string>& files, int runs, const std::string& preset) {
+    SetRow row{"statezip pack (" + preset + ")", false, 0, 0, 0};
+    PackOptions popt;
+    popt.compress = preset_options(preset);
     std::vector<double> ct, dt;
     for (int i = 0; i < runs; ++i) {
         MemoryFile set;
         auto t0 = Clock::now();
-        auto w = PackWriter::create(set, PackOptions{});
+        auto w = PackWriter::create(set, popt);
         std::vector<std::unique_ptr<MemorySource>> srcs;
         for (size_t k = 0; k < data.size(); ++k) {
             srcs.push_back(std::make_unique<MemorySource>(data[k]));
@@ -186,8 +197,8 @@ void print_set(const std::vector<std::string>& files, uint64_t total, const std:
         std::printf("  %-40s %12llu %8.3f %10.2f %10.2f %10.1f\n", r.method.c_str(), (unsigned long long)r.bytes,
                     r.bytes ? double(total) / r.bytes : 0.0, mbps(r.c_seconds), mbps(r.d_seconds),
                     xz_speed > 0 ? mbps(r.c_seconds) / xz_speed : 0.0);
-    std::printf("  (median of %d runs, one thread; every row verified byte for byte; statezip --patch-from chains: not in this "
-                "build)\n",
+    std::printf("  (median of %d runs, one thread; every row verified byte for byte; in-process zstd:3 is the speed yardstick;\n"
+                "   statezip --patch-from chains: not in this build)\n",
                 b.runs);
 }
 
@@ -211,9 +222,11 @@ int run_bench_set(const BenchOptions& b) {
         };
         std::vector<SetRow> rows;
         note("statezip per file");
-        rows.push_back(per_file(data, b.runs));
+        rows.push_back(per_file(data, b.runs, "zstd:3"));
+        rows.push_back(per_file(data, b.runs, "default"));
         note("statezip pack");
-        rows.push_back(packed(data, b.files, b.runs));
+        rows.push_back(packed(data, b.files, b.runs, "default"));
+        rows.push_back(packed(data, b.files, b.runs, "max"));
         if (b.external) {
             note("system tools");
             for (auto& r : system_rows(b.files, data, b.runs)) rows.push_back(r);
