@@ -171,3 +171,21 @@ TEST_CASE("cells: related corpus files share their common cells", "[cells][corpu
     }
     if (!found) skip_test("no related corpus files (set STATEZIP_CORPUS)");
 }
+
+TEST_CASE("cells: the hash of one cell's bytes equals the streamed hash", "[cells]") {
+    for (bool v_trans : {true, false}) {
+        stzsynth::Spec s;
+        s.cells = 50;
+        s.v_trans = v_trans;
+        Bytes a = synth_state(s);
+        MemorySource src(a);
+        const CellGroup g = find_cell_groups(parse_bytes(a)).at(0);
+        auto hs = hash_cells(src, g);
+        Bytes cell(g.cell_bytes);
+        for (uint64_t c : {0, 17, 49}) {
+            read_cells(src, g, c, 1, cell.data());
+            CHECK(hash_cell(g, cell.data()) == hs[c]);
+        }
+        CHECK_FALSE(hs[0] == hs[1]);
+    }
+}

@@ -144,3 +144,19 @@ TEST_CASE("cli: bench reports verified rows as JSON and CSV, and plots", "[cli][
     CHECK(sh("test $(wc -l < " + d + "/b.csv) -eq 3") == 0);
     CHECK(sh(kBin + " bench --pipelines nosuch " + kData + "/ggsq3.stories260K.f16.fa1.c1024.t322.bin 2>/dev/null") != 0);
 }
+
+TEST_CASE("cli: -l and inspect show the header properties of a .stz", "[cli][inspect]") {
+    std::string d = temp_dir("cli-props");
+    stz::CompressOptions opt;
+    opt.properties = {{"lossy", "bits:V=6", false}, {"note-from-test", "x\ny", false}};
+    write_file(d + "/p.stz", compress_bytes(random_bytes(3000, 5), opt));
+    REQUIRE(sh(kBin + " -l " + d + "/p.stz > " + d + "/l.txt") == 0);
+    std::string l = slurp(d + "/l.txt");
+    CHECK(l.find("lossy: bits:V=6") != std::string::npos);
+    CHECK(l.find("note-from-test: x\\ny") != std::string::npos);  // control bytes escaped
+    REQUIRE(sh(kBin + " inspect " + d + "/p.stz > " + d + "/i.txt") == 0);
+    CHECK(slurp(d + "/i.txt").find("lossy: bits:V=6") != std::string::npos);
+    REQUIRE(sh(kBin + " inspect --json " + d + "/p.stz > " + d + "/i.json") == 0);
+    CHECK(sh("python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "assert d[\"properties\"][\"lossy\"] == {\"value\": \"bits:V=6\", \"required\": False}' " + d + "/i.json") == 0);
+}

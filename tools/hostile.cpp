@@ -4,6 +4,7 @@
 #include <random>
 
 #include "engine.hpp"
+#include "wire.hpp"
 
 namespace stzhostile {
 
@@ -151,17 +152,20 @@ SparseImage huge_chunk_count(uint64_t apparent_size) {
     MemorySource src(rows);
     MemorySink real;
     compress_stream(src, real, opt);
-    const uint64_t header = 16 + load_le<uint32_t>(real.out.data() + 12) + 8;
-    // End record right after the header, claiming as many 20-byte index entries as fit.
+    const uint64_t header = wire::FixedHeader::decode(real.out.data()).end();
+    // End record right after the header, claiming as many index entries as fit.
     const uint64_t end = header;
-    const uint64_t n = std::min<uint64_t>((apparent_size - 16 - end - 29) / 20, UINT32_MAX);
+    constexpr uint64_t kEndFixed = wire::kEndHeadBytes + wire::EndTail::kSize;
+    const uint64_t n = std::min<uint64_t>((apparent_size - wire::Trailer::kSize - end - kEndFixed) / wire::IndexEntry::kSize,
+                                          UINT32_MAX);
     SparseImage img;
-    img.size = end + n * 20 + 29 + 16;
+    img.size = end + n * wire::IndexEntry::kSize + kEndFixed + wire::Trailer::kSize;
     Bytes end_head{0};
     append_le<uint32_t>(end_head, static_cast<uint32_t>(n));
-    Bytes trailer = le64(end);
-    trailer.insert(trailer.end(), kStzTrailerMagic, kStzTrailerMagic + 8);
-    img.pieces = {{0, Bytes(real.out.begin(), real.out.begin() + header)}, {end, end_head}, {img.size - 16, trailer}};
+    Bytes trailer;
+    wire::Trailer{end}.encode(trailer);
+    img.pieces = {{0, Bytes(real.out.begin(), real.out.begin() + header)}, {end, end_head},
+                  {img.size - wire::Trailer::kSize, trailer}};
     return img;
 }
 

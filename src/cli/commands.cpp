@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "file_io.hpp"
+#include "patch_cli.hpp"
 #include "report.hpp"
 
 namespace stzcli {
@@ -70,6 +71,7 @@ DecompressOptions decode_options(const Options& o, unsigned threads, ProgressFn 
     d.threads = threads;
     d.progress = std::move(progress);
     d.memory_budget = o.compress.memory_budget;
+    d.reference = o.reference.get();
     return d;
 }
 
@@ -95,15 +97,21 @@ void compress_one(Options& o, const std::string& in_path) {
     copt.threads = resolve_threads(o.threads, compress_work_units(src.size(), copt.chunk_bytes));
     copt.progress = [&](uint64_t d, uint64_t t, const std::string& s) { bar.update(d, t, s); };
     CompressResult res;
+    std::string patch_detail;
+    auto compress = [&](OutputSink& sink) {
+        if (!o.reference) return compress_stream(src, sink, copt);
+        return compress_with_reference(src, *o.reference, o.patch_from, sink, copt, patch_detail);
+    };
     if (to_stdout) {
         FdSink sink(1, "(stdout)");
-        res = compress_stream(src, sink, copt);
+        res = compress(sink);
         sink.flush();
     } else {
         AtomicFile out(out_path, o.force, in_path == "-" ? nullptr : &src.info());
-        res = compress_stream(src, out, copt);
+        res = compress(out);
         out.flush();
-        if (o.remove_input && !out.in_place()) verify_container(o, out.temp_path(), copt.threads);
+        // A --patch-from output is always decoded again against REF before it is kept.
+        if ((o.remove_input || o.reference) && !out.in_place()) verify_container(o, out.temp_path(), copt.threads);
         out.commit();
         if (o.remove_input && out.in_place() && in_path != "-") {
             print_error(display(in_path), "kept: --rm needs a regular output file that can be verified");
@@ -116,6 +124,7 @@ void compress_one(Options& o, const std::string& in_path) {
         std::fprintf(stderr, "%s: %s, %zu sections\n", display(in_path).c_str(),
                      format_line(res.parsed.format, res.parsed.version ? int64_t(*res.parsed.version) : -1, res.parsed.detail).c_str(),
                      res.parsed.sections.size());
+    if (o.verbosity >= 2 && !patch_detail.empty()) std::fprintf(stderr, "%s: %s\n", display(in_path).c_str(), patch_detail.c_str());
     summary(o, in_path, res.original_bytes, res.compressed_bytes, to_stdout ? "(stdout)" : out_path);
     if (o.remove_input && removable && !to_stdout && in_path != "-") remove_file(in_path);
 }
@@ -192,6 +201,8 @@ void list_one(const Options& o, const std::string& in_path) {
                 (unsigned long long)L.content_hash);
     for (const auto& w : listing_warnings(L)) print_error(display(in_path), "warning: " + w + " (damaged or crafted file?)");
     if (!L.header.note.empty()) std::printf("  note: %s\n", printable(L.header.note).c_str());
+    for (const auto& p : L.header.properties)
+        std::printf("  %s: %s%s\n", printable(p.key).c_str(), printable(p.value).c_str(), p.required ? " (needed to decode)" : "");
     if (o.verbosity < 2 && L.header.sections.size() > 40) {
         std::printf("  %zu sections (use -v to list them)\n", L.header.sections.size());
         return;
@@ -222,6 +233,12 @@ int run_files(Options& o) {
         // one stream and rejects what follows it.
         print_error("", "-c with several inputs would write one unreadable concatenation; compress them one at a time");
         return 2;
+    }
+    try {
+        o.reference = open_reference(o.patch_from);
+    } catch (const std::exception& e) {
+        print_error(o.patch_from, e.what());
+        return 1;
     }
     int rc = 0;
     for (const auto& f : o.files) {

@@ -1,5 +1,6 @@
 // The CLI's commands. Each takes parsed options and returns the process exit code.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct Options {
     int progress = -1;  // -1 auto (stderr is a terminal), 0 off, 1 on
     unsigned threads = 0;
     stz::CompressOptions compress;
+    std::string patch_from;                        // --patch-from=REF (patch_cli.hpp)
+    std::shared_ptr<stz::InputSource> reference;   // REF, opened once by run_files
 };
 
 int run_files(Options& o);

@@ -15,8 +15,17 @@ namespace {
 
 std::string opt_json(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
+// Header properties of a .stz (container.hpp), e.g. lossy or reference: {"key": {"value": .., "required": ..}}.
+std::string properties_json(const std::vector<HeaderProperty>& props) {
+    std::string o = "{";
+    for (size_t i = 0; i < props.size(); ++i)
+        o += (i ? ", " : "") + json_escape(props[i].key) + ": {\"value\": " + json_escape(props[i].value) +
+             ", \"required\": " + (props[i].required ? "true" : "false") + "}";
+    return o + "}";
+}
+
 void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
-                const std::vector<uint64_t>* stored, bool last) {
+                const std::vector<uint64_t>* stored, bool last, const std::vector<HeaderProperty>* props = nullptr) {
     std::printf("  {\"file\": %s, \"format\": %s, \"version\": %s, \"detail\": %s, \"note\": %s, \"bytes\": %llu,\n",
                 json_escape(file).c_str(), json_escape(pf.format).c_str(),
                 pf.version ? std::to_string(*pf.version).c_str() : "null", json_escape(pf.detail).c_str(),
@@ -25,6 +34,7 @@ void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, co
                 pf.arch.empty() ? "null" : json_escape(pf.arch).c_str(), opt_json(pf.n_tokens).c_str(),
                 opt_json(pf.n_cells).c_str(), opt_json(pf.n_layer).c_str(), opt_json(pf.n_ctx).c_str(),
                 opt_json(pf.n_embd).c_str());
+    if (props) std::printf("   \"properties\": %s,\n", properties_json(*props).c_str());
     std::printf("   \"sections\": [\n");
     for (size_t i = 0; i < pf.sections.size(); ++i) {
         const Section& s = pf.sections[i];
@@ -45,7 +55,7 @@ void print_json(const std::string& file, const ParsedFile& pf, uint64_t size, co
 }
 
 void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
-                 const std::vector<uint64_t>* stored) {
+                 const std::vector<uint64_t>* stored, const std::vector<HeaderProperty>* props = nullptr) {
     std::printf("%s: %s, %s\n", printable(file).c_str(),
                 format_line(pf.format, pf.version ? int64_t(*pf.version) : -1, pf.detail).c_str(), human_bytes(size).c_str());
     std::string facts;
@@ -60,6 +70,9 @@ void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, c
     fact("n_embd", pf.n_embd);
     if (!facts.empty()) std::printf("  %s\n", printable(facts).c_str());
     if (!pf.note.empty()) std::printf("  note: %s\n", printable(pf.note).c_str());
+    if (props)
+        for (const auto& p : *props)
+            std::printf("  %s: %s%s\n", printable(p.key).c_str(), printable(p.value).c_str(), p.required ? " (needed to decode)" : "");
     std::printf("  %-24s %12s %12s  %-6s %-26s %7s %7s %7s\n", "section", "offset", "bytes", "type", "shape",
                 stats ? "zero%" : "stored", stats ? "H0 b/B" : "ratio", stats ? "ch b/el" : "");
     std::map<std::string, std::pair<uint64_t, uint64_t>> totals;
@@ -113,8 +126,8 @@ int run_inspect(const std::vector<std::string>& files, bool json, const ParseHin
                 pf.sections = L.header.sections;
                 std::vector<uint64_t> stored(pf.sections.size());
                 for (const auto& e : L.index) stored[e.section] += e.stored_size;
-                if (json) print_json(f, pf, L.header.original_size, nullptr, &stored, fi + 1 == files.size());
-                else print_table(f, pf, L.header.original_size, nullptr, &stored);
+                if (json) print_json(f, pf, L.header.original_size, nullptr, &stored, fi + 1 == files.size(), &L.header.properties);
+                else print_table(f, pf, L.header.original_size, nullptr, &stored, &L.header.properties);
                 continue;
             }
             ParsedFile pf = parse_state_file(src, hints);

@@ -24,7 +24,8 @@ const char* long_name_taking_value(const std::string& s) {
         {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
         {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
-        {"--memory", "--memory"}, {"--append", "--append"}, {"-C", "--directory"}, {"--directory", "--directory"}};
+        {"--memory", "--memory"}, {"--patch-from", "--patch-from"}, {"--append", "--append"}, {"-C", "--directory"},
+        {"--directory", "--directory"}};
     for (const auto& [n, l] : names)
         if (s == n) return l;
     return nullptr;
@@ -155,6 +156,8 @@ void declare_main_flags(CLI::App& app, Flags& f) {
                    "force a pipeline for all sections (e.g. zstd:19, shuffle+lzma:9e, lz4hc:9) or per group: "
                    "kv=...,meta=...,logits=...,zero=...,opaque=...");
     app.add_option("--chunk-size", f.chunk_mib, "chunk size in MiB (1-64)")->check(CLI::Range(1, 64));
+    app.add_option("--patch-from", f.o.patch_from,
+                   "REF: store only what REF (e.g. an earlier save) does not have; -d needs the same REF");
     app.add_option("--n-layer", f.n_layer, "model layer count, for 2023 blobs that do not record it");
     app.add_option("--n-ctx", f.n_ctx, "context size, for 2023 blobs");
     app.add_option("--n-embd", f.n_embd, "K/V row width, for 2023 blobs");
@@ -196,13 +199,9 @@ int run_bench_command(Flags& f, const stz::ParseHints& hints, int prog) {
     if (f.bench_set) return run_bench_set(f.b);
     f.b.hints = hints;
     f.b.progress = prog;
-    std::string cur;
-    for (char c : f.pipelines + ",") {
-        if (c == ',') {
-            if (!cur.empty()) f.b.pipelines.push_back(cur);
-            cur.clear();
-        } else cur += c;
-    }
+    // Commas inside a stage's parentheses belong to it: "planes(top=rans:1,rest=store),zstd:3".
+    for (auto& p : stz::split_top_level(f.pipelines, ','))
+        if (!p.empty()) f.b.pipelines.push_back(p);
     return run_bench(f.b);
 }
 

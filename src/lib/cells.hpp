@@ -9,9 +9,10 @@
 //
 // A cell's *bytes* are its pieces concatenated in a fixed order: part by part (the group's
 // sections in file order), and within a transposed part channel by channel. Its *hash* is
-// XXH3-128 of those bytes, seeded with the group's geometry signature, so two cells have
-// equal hashes only if (up to 2^-128) their groups have the same layout and their bytes are
-// equal. Matching is by this hash, in any order and across groups; a caller that writes
+// a fold of the XXH3-128 of each part's bytes (acc = XXH3-128(acc || part hash), starting
+// from the group's layout signature), so two cells have equal hashes only if (up to 2^-128)
+// their groups have the same layout and their bytes are equal. Each part is hashed in one
+// pass over its section (transposed V in bands of columns), which is what makes it fast. Matching is by this hash, in any order and across groups; a caller that writes
 // output from a match must still compare the bytes (verify_run) because the output must
 // never be wrong.
 //
@@ -63,6 +64,13 @@ struct CellGroup {
 // disagree on the cell count is left out). Never throws on a parse that tiles its file.
 std::vector<CellGroup> find_cell_groups(const ParsedFile& f);
 
+// Every part of every group as a group of its own, so that a "cell" is one row (or one
+// column of a transposed section) and rows are matched by content one layer at a time:
+// this finds, e.g., the layer-0 V rows of a token seen before, which whole cells do not
+// share. Parts of equal layout (any layer) match each other; `origin` gets each new group's
+// source group index.
+std::vector<CellGroup> split_parts(const std::vector<CellGroup>& groups, std::vector<uint32_t>* origin = nullptr);
+
 inline constexpr uint64_t kCellTileBytes = 4u << 20;
 
 // Reads cells [first, first + count) of `g` into dst (count * g.cell_bytes bytes, each cell
@@ -71,8 +79,9 @@ void read_cells(InputSource& in, const CellGroup& g, uint64_t first, uint64_t co
 // Cells per tile for a group (>= 1), so a tile holds at most ~kCellTileBytes.
 uint64_t cells_per_tile(const CellGroup& g);
 
-CellHash hash_cell(const uint8_t* cell, uint64_t cell_bytes, uint64_t signature);
-// The hash of every cell of `g`, in cell order (streamed in tiles).
+// The hash of one cell given its bytes (g.cell_bytes, in read_cells order); equals hash_cells'.
+CellHash hash_cell(const CellGroup& g, const uint8_t* cell);
+// The hash of every cell of `g`, in cell order (each section read once, in bands).
 std::vector<CellHash> hash_cells(InputSource& in, const CellGroup& g);
 
 struct CellRef {
@@ -86,6 +95,8 @@ public:
     CellIndex() = default;
     // Hashes every cell of every group of `parsed` (the parse of `in`).
     CellIndex(InputSource& in, const ParsedFile& parsed);
+    // Hashes every cell of the given groups of `in` (e.g. split_parts of its groups).
+    CellIndex(InputSource& in, std::vector<CellGroup> groups);
     const std::vector<CellGroup>& groups() const { return groups_; }
     const std::vector<CellHash>& hashes(uint32_t group) const { return hashes_[group]; }
     // A cell with this hash (the first one indexed), or nullopt.

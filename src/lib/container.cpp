@@ -1,5 +1,7 @@
 #include "container.hpp"
 
+#include "wire.hpp"
+
 #include <xxhash.h>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
@@ -108,10 +110,10 @@ static Bytes encode_header(const ContainerHeader& h) {
     const bool compress = !ZSTD_isError(n) && 4 + n < body.size();
     if (compress) packed.resize(4 + n);
     const Bytes& stored = compress ? packed : body;
-    Bytes out(kStzMagic, kStzMagic + 8);
-    append_le<uint16_t>(out, has_properties ? kStzVersionProperties : kStzVersion);
-    append_le<uint16_t>(out, compress ? kHeaderCompressed : 0);
-    append_le<uint32_t>(out, static_cast<uint32_t>(stored.size()));
+    Bytes out;
+    wire::FixedHeader{has_properties ? kStzVersionProperties : kStzVersion, compress ? kHeaderCompressed : uint16_t(0),
+                      static_cast<uint32_t>(stored.size())}
+        .encode(out);
     append_bytes(out, stored);
     append_le<uint64_t>(out, hash64(out));
     return out;
@@ -227,15 +229,13 @@ void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t 
     if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
     Bytes rec;
     rec.push_back(static_cast<uint8_t>(ChunkKind::Data));
-    append_le<uint32_t>(rec, section);
-    append_le<uint64_t>(rec, raw_offset);
-    append_le<uint32_t>(rec, raw_size);
-    append_le<uint32_t>(rec, static_cast<uint32_t>(enc.payload.size()));
-    rec.push_back(static_cast<uint8_t>(p.stages.size()));
+    wire::ChunkHead{section, raw_offset, raw_size, static_cast<uint32_t>(enc.payload.size()),
+                    static_cast<uint8_t>(p.stages.size())}
+        .encode(rec);
     for (size_t i = 0; i < p.stages.size(); ++i) {
-        rec.push_back(p.stages[i].codec->id());
-        append_le<uint32_t>(rec, static_cast<uint32_t>(enc.stage_input_sizes[i]));
-        rec.push_back(static_cast<uint8_t>(p.stages[i].params.size()));
+        wire::StageHead{p.stages[i].codec->id(), static_cast<uint32_t>(enc.stage_input_sizes[i]),
+                        static_cast<uint8_t>(p.stages[i].params.size())}
+            .encode(rec);
         append_bytes(rec, p.stages[i].params);
     }
     append_le<uint64_t>(rec, raw_hash);
@@ -253,17 +253,11 @@ void ContainerWriter::finish(uint64_t content_hash) {
     Bytes rec;
     rec.push_back(static_cast<uint8_t>(ChunkKind::End));
     append_le<uint32_t>(rec, static_cast<uint32_t>(index_.size()));
-    for (const auto& e : index_) {
-        append_le<uint64_t>(rec, e.container_offset);
-        append_le<uint32_t>(rec, e.section);
-        append_le<uint32_t>(rec, e.raw_size);
-        append_le<uint32_t>(rec, e.stored_size);
-    }
+    for (const auto& e : index_) wire::IndexEntry::encode(rec, e);
     append_le<uint64_t>(rec, original_size_);
     append_le<uint64_t>(rec, content_hash);
     append_le<uint64_t>(rec, hash64(rec));
-    append_le<uint64_t>(rec, end_offset);
-    rec.insert(rec.end(), kStzTrailerMagic, kStzTrailerMagic + 8);
+    wire::Trailer{end_offset}.encode(rec);
     put(rec);
 }
 
@@ -274,18 +268,20 @@ static void check_version(uint16_t version) {
 }
 
 ContainerReader::ContainerReader(InputStream& in) : in_(in) {
-    uint8_t fixed[16];
-    read(fixed, 16, "header");
-    if (!looks_like_stz({fixed, 16})) throw DataError("not a statezip (.stz) file: bad magic", 0);
-    uint16_t version = load_le<uint16_t>(fixed + 8);
-    check_version(version);
-    uint32_t len = load_le<uint32_t>(fixed + 12);
-    if (len > kMaxHeaderBytes) throw DataError("header length " + std::to_string(len) + " is too large", 12);
-    Bytes all(fixed, fixed + 16);
-    read_growing(all, size_t(len) + 8, "header");
-    if (hash64({all.data(), 16 + size_t(len)}) != load_le<uint64_t>(all.data() + 16 + len))
-        throw DataError("header checksum mismatch", 16 + len);
-    header_ = decode_header_body({all.data() + 16, len}, load_le<uint16_t>(fixed + 10), version, 16);
+    using wire::FixedHeader;
+    uint8_t fixed[FixedHeader::kSize];
+    read(fixed, FixedHeader::kSize, "header");
+    if (!looks_like_stz({fixed, FixedHeader::kSize})) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    const FixedHeader fh = FixedHeader::decode(fixed);
+    check_version(fh.version);
+    const uint32_t len = fh.body_length;
+    if (len > kMaxHeaderBytes)
+        throw DataError("header length " + std::to_string(len) + " is too large", FixedHeader::kLengthAt);
+    Bytes all(fixed, fixed + FixedHeader::kSize);
+    read_growing(all, size_t(len) + wire::kHeaderHashBytes, "header");
+    if (hash64({all.data(), size_t(fh.hash_at())}) != load_le<uint64_t>(all.data() + fh.hash_at()))
+        throw DataError("header checksum mismatch", fh.hash_at());
+    header_ = decode_header_body({all.data() + FixedHeader::kSize, len}, fh.flags, fh.version, FixedHeader::kSize);
 }
 
 void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
@@ -319,27 +315,28 @@ void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
     if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
                                             std::to_string(n_chunks_) + " were read", start);
     for (uint32_t i = 0; i < n; ++i) {
-        uint8_t e[20];
-        take(e, 20, "chunk index");
-        ChunkIndexEntry x{load_le<uint64_t>(e), load_le<uint32_t>(e + 8), load_le<uint32_t>(e + 12), load_le<uint32_t>(e + 16)};
+        uint8_t e[wire::IndexEntry::kSize];
+        take(e, sizeof e, "chunk index");
+        const ChunkIndexEntry x = wire::IndexEntry::decode(e);
         const auto& y = seen_[i];
         if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
             x.stored_size != y.stored_size)
             throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
     }
-    uint8_t tail[16];
-    take(tail, 16, "end record");
-    uint64_t orig = load_le<uint64_t>(tail);
-    content_hash_ = load_le<uint64_t>(tail + 8);
-    uint64_t expect = st.digest();
-    uint8_t trailer[24];
-    read(trailer, 24, "trailer");
-    if (load_le<uint64_t>(trailer) != expect) throw DataError("end record checksum mismatch", pos_ - 24);
-    if (orig != header_.original_size || raw_pos_ != orig)
+    // The hashed part of the tail, then end_hash and the trailer (not hashed).
+    uint8_t tail[wire::EndTail::kSize + wire::Trailer::kSize];
+    take(tail, wire::EndTail::kHashedBytes, "end record");
+    const uint64_t expect = st.digest();
+    read(tail + wire::EndTail::kHashedBytes, sizeof tail - wire::EndTail::kHashedBytes, "trailer");
+    const wire::EndTail et = wire::EndTail::decode(tail);
+    const uint8_t* trailer = tail + wire::EndTail::kSize;
+    content_hash_ = et.content_hash;
+    if (et.end_hash != expect) throw DataError("end record checksum mismatch", pos_ - 8 - wire::Trailer::kSize);
+    if (et.original_size != header_.original_size || raw_pos_ != et.original_size)
         throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
                             " bytes", start);
-    if (load_le<uint64_t>(trailer + 8) != start || !std::equal(trailer + 16, trailer + 24, kStzTrailerMagic))
-        throw DataError("bad trailer", pos_ - 16);
+    if (wire::Trailer::decode(trailer).end_offset != start || !wire::Trailer::has_magic(trailer))
+        throw DataError("bad trailer", pos_ - wire::Trailer::kSize);
     uint8_t extra;
     if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
     ended_ = true;
@@ -359,15 +356,16 @@ std::optional<ChunkRecord> ContainerReader::next() {
     if (kind != static_cast<uint8_t>(ChunkKind::Data))
         throw DataError("unknown chunk kind " + std::to_string(kind) + " (written by a newer statezip?)", start);
     auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
-    uint8_t h[21];
-    take(h, 21, "chunk header");
+    uint8_t h[wire::ChunkHead::kSize];
+    take(h, sizeof h, "chunk header");
+    const wire::ChunkHead ch = wire::ChunkHead::decode(h);
     ChunkRecord c;
     c.container_offset = start;
-    c.section = load_le<uint32_t>(h);
-    c.raw_offset = load_le<uint64_t>(h + 4);
-    c.raw_size = load_le<uint32_t>(h + 12);
-    uint32_t stored = load_le<uint32_t>(h + 16);
-    uint8_t n_stages = h[20];
+    c.section = ch.section;
+    c.raw_offset = ch.raw_offset;
+    c.raw_size = ch.raw_size;
+    const uint32_t stored = ch.stored_size;
+    const uint8_t n_stages = ch.n_stages;
     std::string where = "chunk " + std::to_string(n_chunks_);
     if (c.section >= header_.sections.size()) throw DataError(where + ": bad section index", start);
     const Section& sec = header_.sections[c.section];
@@ -378,13 +376,15 @@ std::optional<ChunkRecord> ContainerReader::next() {
     if (n_stages == 0 || n_stages > kMaxStages)
         throw DataError(where + ": " + std::to_string(n_stages) + " codec stages (1 to " + std::to_string(kMaxStages) + " allowed)", start);
     for (uint8_t i = 0; i < n_stages; ++i) {
-        uint8_t sh[6];
-        take(sh, 6, "codec stage");
-        const Codec* codec = find_codec(sh[0]);
-        if (!codec) throw DataError(where + ": unknown codec id " + std::to_string(sh[0]) + " (written by a newer statezip?)", start);
-        uint32_t in_size = load_le<uint32_t>(sh + 1);
+        uint8_t sh[wire::StageHead::kSize];
+        take(sh, sizeof sh, "codec stage");
+        const wire::StageHead stage = wire::StageHead::decode(sh);
+        const Codec* codec = find_codec(stage.codec);
+        if (!codec)
+            throw DataError(where + ": unknown codec id " + std::to_string(stage.codec) + " (written by a newer statezip?)", start);
+        const uint32_t in_size = stage.input_size;
         if (in_size > kMaxStageBytes) throw DataError(where + ": codec stage size too large", start);
-        Bytes params(sh[5]);
+        Bytes params(stage.params_len);
         take(params.data(), params.size(), "codec parameters");
         c.pipeline.stages.push_back({codec, std::move(params)});
         c.stage_sizes.push_back(in_size);
@@ -399,8 +399,8 @@ std::optional<ChunkRecord> ContainerReader::next() {
     } catch (const Error& e) {
         throw DataError(where + ": " + e.what(), start);
     }
-    uint8_t hh[16];
-    read(hh, 16, "chunk checksums");
+    uint8_t hh[wire::ChunkChecksums::kSize];
+    read(hh, sizeof hh, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
     st.update({hh, 8});
     read_growing(c.payload, stored, "chunk payload");
@@ -425,57 +425,58 @@ Bytes ContainerReader::decode(const ChunkRecord& c) const {
     return raw;
 }
 
-// The smallest chunk record: kind, 21 fixed bytes, one stage of 6 bytes, two checksums.
-static constexpr uint64_t kMinChunkRecordBytes = 1 + 21 + 6 + 16;
-
 ContainerListing list_container(InputSource& in) {
+    using wire::EndTail, wire::FixedHeader, wire::IndexEntry, wire::Trailer, wire::kEndHeadBytes, wire::kMinChunkRecordBytes;
     ContainerListing L;
     L.container_size = in.size();
     uint64_t size = in.size();
-    if (size < 16 + 8 + 1 + 4 + 24 + 24) throw DataError("file too small to be a .stz", 0);
-    Bytes fixed(16);
-    in.read_at(0, fixed.data(), 16);
+    // A header body is never shorter than 8 bytes: nothing below this size can be a .stz.
+    constexpr uint64_t kSmallestStz = FixedHeader::kSize + wire::kHeaderHashBytes + 8 + wire::kMinEndBytes;
+    if (size < kSmallestStz) throw DataError("file too small to be a .stz", 0);
+    Bytes fixed(FixedHeader::kSize);
+    in.read_at(0, fixed.data(), fixed.size());
     if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
-    const uint16_t version = load_le<uint16_t>(fixed.data() + 8);
-    check_version(version);
-    uint32_t len = load_le<uint32_t>(fixed.data() + 12);
-    if (len > kMaxHeaderBytes || 16 + uint64_t(len) + 8 > size) throw DataError("bad header length", 12);
-    Bytes hdr(16 + len + 8);
+    const FixedHeader fh = FixedHeader::decode(fixed.data());
+    check_version(fh.version);
+    const uint32_t len = fh.body_length;
+    if (len > kMaxHeaderBytes || fh.end() > size) throw DataError("bad header length", FixedHeader::kLengthAt);
+    Bytes hdr(fh.end());
     in.read_at(0, hdr.data(), hdr.size());
-    if (hash64({hdr.data(), 16 + size_t(len)}) != load_le<uint64_t>(hdr.data() + 16 + len))
-        throw DataError("header checksum mismatch", 16 + len);
-    L.header = decode_header_body({hdr.data() + 16, len}, load_le<uint16_t>(hdr.data() + 10), version, 16);
-    uint8_t trailer[16];
-    in.read_at(size - 16, trailer, 16);
-    if (!std::equal(trailer + 8, trailer + 16, kStzTrailerMagic)) throw DataError("bad trailer (truncated .stz?)", size - 16);
-    uint64_t end = load_le<uint64_t>(trailer);
-    if (end < hdr.size() || end > size - 16 - 1 - 4 - 24) throw DataError("bad end-record offset", size - 16);
-    // The end record: kind, chunk count, 20 bytes per chunk, original size, content hash, its
-    // own hash. The count is checked against what the file can hold before anything is
-    // allocated, and the index is read in pieces and validated entry by entry, so a crafted
+    if (hash64({hdr.data(), size_t(fh.hash_at())}) != load_le<uint64_t>(hdr.data() + fh.hash_at()))
+        throw DataError("header checksum mismatch", fh.hash_at());
+    L.header = decode_header_body({hdr.data() + FixedHeader::kSize, len}, fh.flags, fh.version, FixedHeader::kSize);
+    uint8_t trailer[Trailer::kSize];
+    const uint64_t trailer_at = size - Trailer::kSize;
+    in.read_at(trailer_at, trailer, Trailer::kSize);
+    if (!Trailer::has_magic(trailer)) throw DataError("bad trailer (truncated .stz?)", trailer_at);
+    const uint64_t end = Trailer::decode(trailer).end_offset;
+    if (end < hdr.size() || end > trailer_at - kEndHeadBytes - EndTail::kSize) throw DataError("bad end-record offset", trailer_at);
+    // The end record: kind, chunk count, one index entry per chunk, original size, content
+    // hash, its own hash. The count is checked against what the file can hold before anything
+    // is allocated, and the index is read in pieces and validated entry by entry, so a crafted
     // (e.g. sparse) file costs memory only for entries that are really there and valid.
-    uint8_t head[5];
-    in.read_at(end, head, 5);
-    if (head[0] != 0) throw DataError("end record expected", end);
+    uint8_t head[kEndHeadBytes];
+    in.read_at(end, head, kEndHeadBytes);
+    if (head[0] != static_cast<uint8_t>(ChunkKind::End)) throw DataError("end record expected", end);
     const uint32_t n = load_le<uint32_t>(head + 1);
     const uint64_t chunk_room = end - hdr.size();
-    if (uint64_t(n) * 20 + 1 + 4 + 24 != size - 16 - end) throw DataError("end record size does not match its chunk count", end);
+    if (uint64_t(n) * IndexEntry::kSize + kEndHeadBytes + EndTail::kSize != trailer_at - end)
+        throw DataError("end record size does not match its chunk count", end);
     if (n > L.header.original_size || n > chunk_room / kMinChunkRecordBytes)
         throw DataError("end record lists " + std::to_string(n) + " chunks, more than the file can hold", end + 1);
     Hasher rec_hash;
-    rec_hash.update({head, 5});
+    rec_hash.update({head, kEndHeadBytes});
     uint64_t next_offset = hdr.size(), raw_total = 0;
     Bytes block;
     for (uint32_t done = 0; done < n;) {
         const uint32_t take = std::min<uint32_t>(n - done, 4096);
-        const uint64_t at = end + 5 + uint64_t(done) * 20;
-        block.resize(size_t(take) * 20);
+        const uint64_t at = end + kEndHeadBytes + uint64_t(done) * IndexEntry::kSize;
+        block.resize(size_t(take) * IndexEntry::kSize);
         in.read_at(at, block.data(), block.size());
         rec_hash.update(block);
         for (uint32_t i = 0; i < take; ++i) {
-            const uint8_t* p = block.data() + size_t(i) * 20;
-            ChunkIndexEntry e{load_le<uint64_t>(p), load_le<uint32_t>(p + 8), load_le<uint32_t>(p + 12), load_le<uint32_t>(p + 16)};
-            const uint64_t where = at + uint64_t(i) * 20;
+            const ChunkIndexEntry e = IndexEntry::decode(block.data() + size_t(i) * IndexEntry::kSize);
+            const uint64_t where = at + uint64_t(i) * IndexEntry::kSize;
             if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", where);
             if (e.raw_size == 0 || e.raw_size > kMaxChunkRaw || e.raw_size > L.header.original_size - raw_total)
                 throw DataError("bad chunk size in chunk index", where);
@@ -488,14 +489,14 @@ ContainerListing list_container(InputSource& in) {
         }
         done += take;
     }
-    uint8_t tail[24];
-    in.read_at(end + 5 + uint64_t(n) * 20, tail, 24);
-    rec_hash.update({tail, 16});
-    uint64_t orig = load_le<uint64_t>(tail);
-    L.content_hash = load_le<uint64_t>(tail + 8);
-    if (load_le<uint64_t>(tail + 16) != rec_hash.digest()) throw DataError("end record checksum mismatch", end);
-    if (orig != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
-    if (raw_total != orig) throw DataError("chunk index does not cover the original size", end);
+    uint8_t tail[EndTail::kSize];
+    in.read_at(end + kEndHeadBytes + uint64_t(n) * IndexEntry::kSize, tail, EndTail::kSize);
+    rec_hash.update({tail, EndTail::kHashedBytes});
+    const EndTail et = EndTail::decode(tail);
+    L.content_hash = et.content_hash;
+    if (et.end_hash != rec_hash.digest()) throw DataError("end record checksum mismatch", end);
+    if (et.original_size != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
+    if (raw_total != et.original_size) throw DataError("chunk index does not cover the original size", end);
     return L;
 }
 

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "patch.hpp"
 #include "thread_pool.hpp"
 
 namespace stz {
@@ -145,13 +146,17 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     ContainerReader r(in);
     DecompressResult res;
     res.header = r.header();
+    // A --patch-from file: the stored stream goes through the patch sink, which adds REF's bytes.
+    std::unique_ptr<PatchSink> patch;
+    if (res.header.property(kReferenceProperty)) patch = std::make_unique<PatchSink>(res.header, opt.reference, out);
+    OutputSink& sink = patch ? *patch : out;
     Hasher whole;
     const unsigned threads = std::max(1u, opt.threads);
     ThreadPool pool(threads);
     OrderedQueue<Bytes, uint32_t> queue(pool, 2 * size_t(threads), opt.memory_budget,
                                         [&](const uint32_t& section, Bytes&& raw) {
                                             whole.update(raw);
-                                            out.write(raw.data(), raw.size());
+                                            sink.write(raw.data(), raw.size());
                                             res.bytes_out += raw.size();
                                             if (opt.progress)
                                                 opt.progress(res.bytes_out, res.header.original_size,
@@ -164,6 +169,10 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     }
     queue.drain();
     if (whole.digest() != r.content_hash()) throw Error("whole-file checksum mismatch: the output is not the original");
+    if (patch) {
+        patch->finish();
+        res.bytes_out = patch->bytes_out();
+    }
     return res;
 }
 

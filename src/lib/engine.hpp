@@ -50,6 +50,8 @@ struct DecompressOptions {
     unsigned threads = 1;
     ProgressFn progress;
     uint64_t memory_budget = kDefaultMemoryBudget;
+    // The reference file of a --patch-from file (patch.hpp); such a file is refused without it.
+    InputSource* reference = nullptr;
 };
 // Decodes and verifies every chunk and the whole-file hash; `out` may be a NullSink (test).
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt);

@@ -8,6 +8,7 @@
 
 #include "../test_util.hpp"
 #include "hostile.hpp"
+#include "wire.hpp"
 
 using namespace stz;
 using namespace stztest;
@@ -213,15 +214,15 @@ TEST_CASE("hostile: header and payload sizes of a short stream do not size the r
     opt.codec.all = "zstd:3";
     const Bytes real = compress_bytes(sample_rows(3000), opt);
     Bytes header_claim(real.begin(), real.begin() + 100);
-    store_le<uint32_t>(header_claim.data() + 12, kMaxHeaderBytes);  // a 64 MiB header in a 100-byte stream
+    store_le<uint32_t>(header_claim.data() + wire::FixedHeader::kLengthAt, kMaxHeaderBytes);  // 64 MiB in a 100-byte stream
     std::string err;
     CHECK(largest_read_decoding(header_claim, err) <= (1u << 20));
     CHECK(err.find("truncated header") != std::string::npos);
 
     // A store chunk of 64 MiB whose payload is 100 bytes: every size is legal, the stream is short.
     Bytes stz = craft_stz(Bytes(100, 1), {{0, 64u << 20, {}}}, Bytes(100, 1), 64u << 20);
-    const size_t chunk_at = 16 + load_le<uint32_t>(stz.data() + 12) + 8;
-    store_le<uint32_t>(stz.data() + chunk_at + 17, 64u << 20);  // stored size
+    const size_t chunk_at = wire::FixedHeader::decode(stz.data()).end();
+    store_le<uint32_t>(stz.data() + chunk_at + wire::kKindBytes + wire::ChunkHead::kStoredAt, 64u << 20);
     err.clear();
     CHECK(largest_read_decoding(stz, err) <= (1u << 20));
     CHECK(err.find("truncated chunk payload") != std::string::npos);

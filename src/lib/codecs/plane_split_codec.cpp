@@ -173,6 +173,13 @@ template <bool ToPlanes, unsigned W>
 void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
     constexpr uint64_t kTileRows = 16, kTileCols = 64;
     const uint64_t R = g.rows, C = g.cols;
+    if (C == 1) {  // storage order: one straight (vectorisable) pass
+        uint8_t* dst[W];
+        for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j];
+        for (uint64_t r = 0; r < R; ++r)
+            for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
+        return;
+    }
     for (uint64_t c0 = 0; c0 < C; c0 += kTileCols) {
         const uint64_t c1 = std::min(C, c0 + kTileCols);
         for (uint64_t r0 = 0; r0 < R; r0 += kTileRows) {
@@ -189,9 +196,23 @@ void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
 }
 
 // Quant blocks in storage order: the header bytes one by one, the payload as one copy.
+// Compile-time sizes for the common blocks (q4_0, q8_0: a 2-byte scale) let the copies inline.
+template <bool ToPlanes, uint64_t W, uint64_t H>
+void permute_blocks_fixed(uint8_t* elems, uint8_t* planes, uint64_t n) {
+    constexpr uint64_t body = W - H;
+    uint8_t* payload = planes + H * n;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint8_t* e = elems + i * W;
+        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(planes[b * n + i] = e[b]) : void(e[b] = planes[b * n + i]);
+        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
+    }
+}
+
 template <bool ToPlanes>
 void permute_blocks_in_order(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
     const uint64_t n = g.rows * g.cols, W = P.width, H = P.head, body = W - H;
+    if (H == 2 && W == 18) return permute_blocks_fixed<ToPlanes, 18, 2>(elems, planes, n);
+    if (H == 2 && W == 34) return permute_blocks_fixed<ToPlanes, 34, 2>(elems, planes, n);
     uint8_t* payload = planes + H * n;
     for (uint64_t i = 0; i < n; ++i) {
         uint8_t* e = elems + i * W;

@@ -1,0 +1,536 @@
+#include "patch.hpp"
+
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <cstdio>
+#include <map>
+
+#include "cells.hpp"
+#include "patch_map.hpp"
+
+namespace stz {
+
+namespace {
+
+class Hasher128 {
+public:
+    Hasher128() : st_(XXH3_createState()) {
+        if (!st_) throw std::bad_alloc();
+        XXH3_128bits_reset(st_);
+    }
+    ~Hasher128() { XXH3_freeState(st_); }
+    Hasher128(const Hasher128&) = delete;
+    Hasher128& operator=(const Hasher128&) = delete;
+    void update(const uint8_t* d, size_t n) { XXH3_128bits_update(st_, d, n); }
+    std::array<uint64_t, 2> digest() const {
+        XXH128_hash_t h = XXH3_128bits_digest(st_);
+        return {h.low64, h.high64};
+    }
+
+private:
+    XXH3_state_t* st_;
+};
+
+std::array<uint64_t, 2> hash_source(InputSource& in) {
+    Hasher128 h;
+    Bytes buf(std::min<uint64_t>(in.size(), 4u << 20));
+    for (uint64_t at = 0; at < in.size();) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - at));
+        in.read_at(at, buf.data(), n);
+        h.update(buf.data(), n);
+        at += n;
+    }
+    return h.digest();
+}
+
+std::string hex128(const std::array<uint64_t, 2>& h) {
+    char s[33];
+    std::snprintf(s, sizeof s, "%016llx%016llx", static_cast<unsigned long long>(h[1]), static_cast<unsigned long long>(h[0]));
+    return s;
+}
+
+// Reads the stored stream: the map (from memory), then the file's stream segments in order.
+class StreamSource final : public InputSource {
+public:
+    // `head`: the map and the meta frame; then the new K/V rows of the file, in file order.
+    StreamSource(InputSource& file, Bytes head, const PatchMap& m) : file_(file), map_(std::move(head)) {
+        uint64_t at = map_.size();
+        PatchWalker w(m);
+        while (auto s = w.next()) {
+            if (s->from_ref || !s->part) continue;
+            if (!extents_.empty() && extents_.back().file + extents_.back().len == s->file_offset) {
+                extents_.back().len += s->length;
+            } else {
+                extents_.push_back({at, s->file_offset, s->length});
+            }
+            at += s->length;
+        }
+        size_ = at;
+    }
+    uint64_t size() const override { return size_; }
+    void read_at(uint64_t off, uint8_t* dst, size_t n) override {
+        if (off > size_ || n > size_ - off) throw Error("read past the end of the stored stream");
+        while (n) {
+            if (off < map_.size()) {
+                size_t k = std::min<size_t>(n, map_.size() - off);
+                std::memcpy(dst, map_.data() + off, k);
+                off += k, dst += k, n -= k;
+                continue;
+            }
+            auto it = std::upper_bound(extents_.begin(), extents_.end(), off,
+                                       [](uint64_t o, const Extent& e) { return o < e.at; });
+            const Extent& e = *std::prev(it);
+            size_t k = static_cast<size_t>(std::min<uint64_t>(n, e.at + e.len - off));
+            file_.read_at(e.file + (off - e.at), dst, k);
+            off += k, dst += k, n -= k;
+        }
+    }
+
+private:
+    struct Extent {
+        uint64_t at, file, len;  // stream offset, file offset, length
+    };
+    InputSource& file_;
+    Bytes map_;
+    std::vector<Extent> extents_;
+    uint64_t size_ = 0;
+};
+
+struct TokenShare {
+    std::optional<uint32_t> section;  // the file's token section
+    uint64_t ref_offset = 0, shared = 0;
+};
+
+// The longest common prefix (whole i32 tokens) of the first token sections of both files.
+TokenShare share_tokens(InputSource& file, const ParsedFile& fp, InputSource& ref, const ParsedFile& rp) {
+    auto first_tokens = [](const ParsedFile& p) -> std::optional<uint32_t> {
+        for (uint32_t i = 0; i < p.sections.size(); ++i)
+            if (p.sections[i].kind == SectionKind::Tokens && p.sections[i].type == ElemType::I32) return i;
+        return std::nullopt;
+    };
+    TokenShare t;
+    auto fi = first_tokens(fp), ri = first_tokens(rp);
+    if (!fi || !ri) return t;
+    const Section &fs = fp.sections[*fi], &rs = rp.sections[*ri];
+    uint64_t n = std::min(fs.size, rs.size) / 4 * 4;
+    Bytes a(std::min<uint64_t>(n, 1u << 20)), b(a.size());
+    uint64_t same = 0;
+    while (same < n) {
+        size_t k = static_cast<size_t>(std::min<uint64_t>(a.size(), n - same));
+        file.read_at(fs.offset + same, a.data(), k);
+        ref.read_at(rs.offset + same, b.data(), k);
+        size_t i = 0;
+        while (i < k && a[i] == b[i]) ++i;
+        same += i;
+        if (i < k) break;
+    }
+    t.section = *fi;
+    t.ref_offset = rs.offset;
+    t.shared = same / 4 * 4;
+    return t;
+}
+
+struct Matching {
+    std::vector<CellGroup> groups;
+    std::vector<std::vector<CellRun>> runs;
+    uint64_t file_cells = 0, shared_cells = 0;
+};
+
+bool quantised(const Section& s) { return s.type == ElemType::Bytes || elem_type_info(s.type).block_elems > 1; }
+
+// Rows are matched one layer at a time (split_parts): a cell is shared when all its rows are.
+Matching match_file(InputSource& file, const ParsedFile& fp, InputSource& ref, const CellIndex& index) {
+    Matching m;
+    const std::vector<CellGroup> whole = find_cell_groups(fp);
+    std::vector<uint32_t> origin;
+    m.groups = split_parts(whole, &origin);
+    std::vector<std::vector<bool>> new_cell(whole.size());
+    for (size_t g = 0; g < whole.size(); ++g) new_cell[g].assign(whole[g].n_cells, false);
+    for (size_t g = 0; g < m.groups.size(); ++g) {
+        const CellGroup& cg = m.groups[g];
+        m.runs.push_back(verified_runs(file, cg, ref, index, match_cells(cg, hash_cells(file, cg), index)));
+        for (const CellRun& r : m.runs.back())
+            if (r.ref_group == kNoRef)
+                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
+    }
+    for (const auto& cells : new_cell) {
+        m.file_cells += cells.size();
+        m.shared_cells += std::count(cells.begin(), cells.end(), false);
+    }
+    return m;
+}
+
+// The map's groups and the reference groups they use (renumbered in order of first use).
+constexpr uint64_t kInlineHeaderBytes = 64;
+
+uint64_t new_cells(const std::vector<CellRun>& runs) {
+    uint64_t n = 0;
+    for (const CellRun& r : runs)
+        if (r.ref_group == kNoRef) n += r.count;
+    return n;
+}
+
+// New rows of quantised layers go into the meta frame (zstd primed with REF's rows of such
+// layers: measured 5-10% smaller than the typed pipelines alone on q8_0), while that frame
+// stays small; float rows keep their typed pipelines, which beat zstd on them.
+constexpr uint64_t kMaxQuantisedMetaBytes = 32ull << 20;
+
+void map_groups(const Matching& mt, const CellIndex& index, const ParsedFile& fp, PatchMap& map) {
+    std::map<uint32_t, uint32_t> ref_ids;
+    uint64_t quantised_new = 0;
+    for (size_t gi = 0; gi < mt.groups.size(); ++gi)
+        if (quantised(fp.sections[mt.groups[gi].parts[0].section]))
+            quantised_new += new_cells(mt.runs[gi]) * mt.groups[gi].cell_bytes;
+    const bool quantised_in_meta = quantised_new <= kMaxQuantisedMetaBytes;
+    for (size_t gi = 0; gi < mt.groups.size(); ++gi) {
+        const CellGroup& g = mt.groups[gi];
+        PatchGroup pg;
+        pg.n_cells = g.n_cells;
+        for (const CellPart& p : g.parts)
+            pg.parts.push_back({p.channels, p.piece_bytes, p.transposed, p.transposed ? p.row_bytes - g.n_cells * p.piece_bytes : 0,
+                                quantised_in_meta && quantised(fp.sections[p.section])});
+        for (const CellRun& r : mt.runs[gi]) {
+            PatchRun pr{r.count, std::nullopt, r.ref_first};
+            if (r.ref_group != kNoRef) {
+                auto [it, fresh] = ref_ids.emplace(r.ref_group, static_cast<uint32_t>(map.ref_groups.size()));
+                if (fresh) {
+                    const CellGroup& rg = index.groups()[r.ref_group];
+                    PatchRefGroup prg{rg.n_cells, {}};
+                    for (const CellPart& p : rg.parts) prg.parts.push_back({p.offset, p.row_bytes});
+                    map.ref_groups.push_back(std::move(prg));
+                }
+                pr.ref_group = it->second;
+            }
+            pg.runs.push_back(pr);
+        }
+        map.groups.push_back(std::move(pg));
+    }
+}
+
+// Regions of the map and sections of the stored stream, from the file's sections.
+ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShare& tok, uint64_t map_bytes,
+                       uint64_t meta_stored, PatchMap& map) {
+    std::map<uint32_t, std::pair<uint32_t, uint32_t>> part_of;  // section -> (group, part)
+    for (uint32_t g = 0; g < mt.groups.size(); ++g)
+        for (uint32_t k = 0; k < mt.groups[g].parts.size(); ++k) part_of[mt.groups[g].parts[k].section] = {g, k};
+    ParsedFile sp = fp;
+    sp.sections.clear();
+    Section ms;
+    ms.name = kPatchMapSection;
+    ms.kind = SectionKind::Meta;
+    ms.size = map_bytes;
+    sp.sections.push_back(ms);
+    Section meta;
+    meta.name = kPatchMetaSection;
+    meta.offset = map_bytes;
+    meta.size = meta_stored;
+    if (meta_stored) sp.sections.push_back(meta);
+    uint64_t at = map_bytes + meta_stored;
+    for (uint32_t i = 0; i < fp.sections.size(); ++i) {
+        Section s = fp.sections[i];
+        PatchRegion reg;
+        reg.length = s.size;
+        if (auto it = part_of.find(i); it != part_of.end()) {
+            reg.kind = RegionKind::Part, reg.group = it->second.first, reg.part = it->second.second;
+            const CellPart& p = mt.groups[reg.group].parts[reg.part];
+            const uint64_t m = new_cells(mt.runs[reg.group]), cells = mt.groups[reg.group].n_cells;
+            if (p.transposed) {  // each channel row keeps its new cells and its columns past the cells
+                s.row_elems -= cells - m;
+                if (s.filled_elems) s.filled_elems = s.filled_elems > cells - m ? s.filled_elems - (cells - m) : 0;
+                s.size = p.channels * (p.row_bytes - (cells - m) * p.piece_bytes);
+            } else {
+                s.rows = m;
+                s.size = m * p.row_bytes;
+            }
+            if (map.groups[reg.group].parts[0].in_meta) s.size = 0;  // its new rows are in the meta frame
+        } else if (tok.section == i && tok.shared > 0) {
+            reg.kind = RegionKind::Tokens, reg.ref_offset = tok.ref_offset, reg.shared = tok.shared;
+            s.size -= tok.shared;
+            s.rows = s.size ? 1 : 0;
+            s.row_elems = s.size / 4;
+        }
+        // A small header right before a layer's rows stays in the stored stream with them.
+        auto next = part_of.find(i + 1);
+        const bool next_is_part = next != part_of.end() && new_cells(mt.runs[next->second.first]) > 0 &&
+                                  !map.groups[next->second.first].parts[0].in_meta;
+        if (reg.kind == RegionKind::Stream && s.size <= kInlineHeaderBytes && next_is_part) reg.kind = RegionKind::Inline;
+        if (reg.kind == RegionKind::Stream && !map.regions.empty() && map.regions.back().kind == RegionKind::Stream)
+            map.regions.back().length += reg.length;
+        else
+            map.regions.push_back(reg);
+        if (s.size == 0 || (reg.kind != RegionKind::Part && reg.kind != RegionKind::Inline)) continue;  // in the meta frame
+        s.offset = at;
+        at += s.size;
+        sp.sections.push_back(std::move(s));
+    }
+    return sp;
+}
+
+// REF's bytes outside its K/V parts (headers, tokens, cell metadata, ...), at most
+// kMaxPatchMetaBytes: the dictionary of the meta frame.
+std::vector<PatchExtent> dictionary_extents(const ParsedFile& rp, const std::vector<CellGroup>& groups, bool with_quantised) {
+    std::vector<bool> is_part(rp.sections.size(), false);
+    for (const CellGroup& g : groups)
+        for (const CellPart& p : g.parts) is_part[p.section] = !(with_quantised && quantised(rp.sections[p.section]));
+    std::vector<PatchExtent> out;
+    uint64_t total = 0;
+    for (size_t i = 0; i < rp.sections.size() && total < kMaxPatchMetaBytes; ++i) {
+        const Section& s = rp.sections[i];
+        if (is_part[i] || s.size == 0) continue;
+        uint64_t n = std::min(s.size, kMaxPatchMetaBytes - total);
+        if (!out.empty() && out.back().offset + out.back().length == s.offset) out.back().length += n;
+        else out.push_back({s.offset, n});
+        total += n;
+    }
+    return out;
+}
+
+Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents) {
+    Bytes d;
+    for (const PatchExtent& e : extents) {
+        if (e.offset > ref.size() || e.length > ref.size() - e.offset)
+            throw DataError("patch map: dictionary outside the reference file", 16);
+        size_t at = d.size();
+        d.resize(at + e.length);
+        ref.read_at(e.offset, d.data() + at, e.length);
+    }
+    return d;
+}
+
+// window large enough to reach back over the dictionary (capped: 2^27, as zstd --long=27).
+int window_log(uint64_t bytes) {
+    int w = 10;
+    while (w < 27 && (uint64_t(1) << w) < bytes) ++w;
+    return w;
+}
+
+// The bytes of the original outside its K/V parts, as one zstd frame primed with REF's.
+Bytes compress_meta(InputSource& file, InputSource& ref, PatchMap& map) {
+    Bytes raw;
+    PatchWalker w(map);
+    while (auto s = w.next()) {
+        if (s->from_ref || s->part) continue;
+        if (s->length > kMaxPatchMetaBytes - raw.size())
+            throw Error("--patch-from: more than 64 MiB outside the KV cache (not supported)");
+        size_t at = raw.size();
+        raw.resize(at + s->length);
+        file.read_at(s->file_offset, raw.data() + at, s->length);
+    }
+    const Bytes dict = read_dictionary(ref, map.dictionary);
+    Bytes out(ZSTD_compressBound(raw.size()));
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    if (!c) throw std::bad_alloc();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 19);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log(dict.size() + raw.size()));
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
+    if (!dict.empty()) ZSTD_CCtx_refPrefix(c, dict.data(), dict.size());
+    size_t n = ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size());
+    ZSTD_freeCCtx(c);
+    if (ZSTD_isError(n)) throw Error(std::string("--patch-from: zstd: ") + ZSTD_getErrorName(n));
+    out.resize(n);
+    map.meta_raw = raw.size();
+    map.meta_stored = out.size();
+    return out;
+}
+
+Bytes decompress_meta(InputSource& ref, const PatchMap& map, ByteSpan frame, uint64_t at) {
+    const Bytes dict = read_dictionary(ref, map.dictionary);
+    Bytes raw(map.meta_raw);
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    if (!d) throw std::bad_alloc();
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
+    if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
+    ZSTD_outBuffer o{raw.data(), raw.size(), 0};
+    ZSTD_inBuffer i{frame.data(), frame.size(), 0};
+    size_t r = ZSTD_decompressStream(d, &o, &i);
+    // The frame must end exactly with the bytes the map says, neither short nor long.
+    uint8_t extra;
+    ZSTD_outBuffer o2{&extra, 1, 0};
+    size_t r2 = ZSTD_isError(r) || r != 0 ? r : ZSTD_decompressStream(d, &o2, &i);
+    ZSTD_freeDCtx(d);
+    if (ZSTD_isError(r) || r != 0 || ZSTD_isError(r2) || o.pos != raw.size() || o2.pos != 0 || i.pos != frame.size())
+        throw DataError("corrupt patch meta frame", at);
+    return raw;
+}
+
+}  // namespace
+
+std::string ReferenceIdentity::value() const {
+    return "name=" + name + ";size=" + std::to_string(size) + ";xxh128=" + xxh128;
+}
+
+std::string ReferenceIdentity::describe() const {
+    return "\"" + name + "\" (" + std::to_string(size) + " bytes, xxh128 " + xxh128.substr(0, 16) + "...)";
+}
+
+ReferenceIdentity identify_reference(InputSource& ref, const std::string& name) {
+    return {name, ref.size(), hex128(hash_source(ref))};
+}
+
+std::optional<ReferenceIdentity> parse_reference_identity(const std::string& v) {
+    // The name comes first and may hold any character: take the fixed fields from the end.
+    size_t h = v.rfind(";xxh128="), s = v.rfind(";size=", h);
+    if (v.rfind("name=", 0) != 0 || h == std::string::npos || s == std::string::npos) return std::nullopt;
+    ReferenceIdentity id;
+    id.name = v.substr(5, s - 5);
+    std::string size = v.substr(s + 6, h - s - 6);
+    id.xxh128 = v.substr(h + 8);
+    if (size.empty() || size.size() > 20 || size.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    if (id.xxh128.size() != 32 || id.xxh128.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+    id.size = std::stoull(size);
+    return id;
+}
+
+PatchResult compress_patch(InputSource& file, InputSource& ref, const std::string& ref_name, OutputSink& out,
+                           const CompressOptions& opt) {
+    const ParsedFile fp = parse_state_file(file, opt.hints);
+    const ParsedFile rp = parse_state_file(ref, opt.hints);
+    const std::vector<CellGroup> ref_groups = find_cell_groups(rp);
+    const CellIndex index(ref, split_parts(ref_groups));
+    const Matching mt = match_file(file, fp, ref, index);
+    const TokenShare tok = share_tokens(file, fp, ref, rp);
+
+    PatchMap map;
+    map.original_size = file.size();
+    map.original_xxh128 = hash_source(file);
+    map_groups(mt, index, fp, map);
+    plan_stream(fp, mt, tok, 0, 0, map);  // the regions
+    bool any_in_meta = false;
+    for (const PatchGroup& g : map.groups) any_in_meta |= g.parts[0].in_meta;
+    map.dictionary = dictionary_extents(rp, ref_groups, any_in_meta);
+    const Bytes meta = compress_meta(file, ref, map);
+    Bytes head = encode_patch_map(map);
+    const uint64_t map_bytes = head.size();
+    append_bytes(head, meta);
+    PatchMap layout = map;
+    layout.regions.clear();
+    ParsedFile sp = plan_stream(fp, mt, tok, map_bytes, meta.size(), layout);
+    sp.sections[0].size = map_bytes;
+
+    StreamSource stream(file, std::move(head), map);
+    CompressOptions so = opt;
+    so.properties.push_back({kReferenceProperty, identify_reference(ref, ref_name).value(), true});
+    so.properties.push_back({kPatchedSizeProperty, std::to_string(file.size()), false});
+    PatchResult res;
+    res.map_bytes = map_bytes;
+    res.stored = compress_parsed(stream, sp, out, so);
+    res.original_bytes = file.size();
+    res.compressed_bytes = res.stored.compressed_bytes;
+    res.file_cells = mt.file_cells;
+    res.shared_cells = mt.shared_cells;
+    res.shared_token_bytes = tok.shared;
+    return res;
+}
+
+// ---- decoding ---------------------------------------------------------------------------
+
+struct PatchSink::State {
+    OutputSink& out;
+    InputSource& ref;
+    uint64_t map_size = 0;
+    Bytes map_bytes;
+    PatchMap map;
+    bool have_map = false;
+    Bytes meta_frame, meta;  // the frame as it arrives, then the bytes it holds
+    uint64_t meta_used = 0;
+    std::optional<PatchWalker> walker;
+    std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
+    Hasher128 hash;
+    Bytes buf;
+    uint64_t stream_pos = 0;
+    State(OutputSink& o, InputSource& r) : out(o), ref(r) {}
+};
+
+namespace {
+
+ReferenceIdentity required_identity(const ContainerHeader& h) {
+    const HeaderProperty* p = h.property(kReferenceProperty);
+    if (!p) throw Error("not a --patch-from file");
+    auto id = parse_reference_identity(p->value);
+    if (!id) throw DataError("unreadable reference property '" + p->value + "'", 16);
+    return *id;
+}
+
+}  // namespace
+
+PatchSink::PatchSink(const ContainerHeader& h, InputSource* ref, OutputSink& out) {
+    ReferenceIdentity want = required_identity(h);
+    if (!ref) throw ReferenceError("this file was made with --patch-from and needs the reference file " + want.describe() +
+                                   ": give it with --patch-from");
+    if (ref->size() != want.size || identify_reference(*ref, want.name).xxh128 != want.xxh128)
+        throw ReferenceError("the --patch-from file given is not the reference this file needs: " + want.describe());
+    if (h.sections.empty() || h.sections[0].name != kPatchMapSection || h.sections[0].size == 0 ||
+        h.sections[0].size > kMaxPatchMapBytes)
+        throw DataError("a reference file without a patch map", 16);
+    s_ = std::make_shared<State>(out, *ref);
+    s_->map_size = h.sections[0].size;
+}
+
+void PatchSink::write(const uint8_t* data, size_t n) {
+    State& s = *s_;
+    auto emit = [&](const uint8_t* d, size_t k) {
+        s.out.write(d, k);
+        s.hash.update(d, k);
+        out_pos_ += k;
+    };
+    // Emits REF and meta segments until the next segment of new K/V rows (or the end).
+    auto advance = [&] {
+        while ((s.seg = s.walker->next()) && (s.seg->from_ref || !s.seg->part)) {
+            const PatchSegment& g = *s.seg;
+            if (!g.from_ref) {
+                if (g.length > s.meta.size() - s.meta_used) throw DataError("patch map reads past its meta bytes", 16);
+                emit(s.meta.data() + s.meta_used, g.length);
+                s.meta_used += g.length;
+                continue;
+            }
+            if (g.ref_offset > s.ref.size() || g.length > s.ref.size() - g.ref_offset)
+                throw DataError("patch map copies past the end of the reference file", 16);
+            s.buf.resize(std::min<uint64_t>(g.length, 1u << 20));
+            for (uint64_t done = 0; done < g.length;) {
+                size_t k = static_cast<size_t>(std::min<uint64_t>(s.buf.size(), g.length - done));
+                s.ref.read_at(g.ref_offset + done, s.buf.data(), k);
+                emit(s.buf.data(), k);
+                done += k;
+            }
+        }
+    };
+    while (n) {
+        if (!s.have_map) {
+            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map_size - s.map_bytes.size()));
+            s.map_bytes.insert(s.map_bytes.end(), data, data + k);
+            data += k, n -= k, s.stream_pos += k;
+            if (s.map_bytes.size() < s.map_size) continue;
+            s.map = decode_patch_map(s.map_bytes, 0);
+            s.have_map = true;
+        }
+        if (!s.walker) {
+            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.map.meta_stored - s.meta_frame.size()));
+            s.meta_frame.insert(s.meta_frame.end(), data, data + k);
+            data += k, n -= k, s.stream_pos += k;
+            if (s.meta_frame.size() < s.map.meta_stored) continue;
+            s.meta = decompress_meta(s.ref, s.map, s.meta_frame, s.map_size);
+            s.meta_frame = Bytes();
+            s.walker.emplace(s.map);
+            advance();
+            continue;
+        }
+        if (!s.seg) throw DataError("stored stream is longer than its patch map says", s.stream_pos);
+        size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.seg->length));
+        emit(data, k);
+        data += k, n -= k, s.stream_pos += k;
+        s.seg->length -= k;
+        if (s.seg->length == 0) advance();
+    }
+}
+
+void PatchSink::finish() {
+    State& s = *s_;
+    if (!s.walker || s.seg || s.meta_used != s.meta.size())
+        throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
+    if (out_pos_ != s.map.original_size || s.hash.digest() != s.map.original_xxh128)
+        throw Error("the file rebuilt from the reference does not match its checksum: the output is not the original");
+}
+
+}  // namespace stz

@@ -1,0 +1,71 @@
+// `--patch-from`: a .stz that stores a file given a reference file (REF) the reader also has.
+//
+// Cells of the file whose bytes equal a cell of REF (cells.hpp: by content, in any order,
+// verified byte by byte), and the token prefix both share, are not stored: a patch map
+// (patch_map.hpp) says where in REF they are. What remains (every other section, the new
+// cells of each K/V layer, the new tokens) is stored as an ordinary container whose first
+// section is the map and whose other sections are the file's sections with only their new
+// cells, so each keeps its element type and row structure and gets its usual pipeline.
+//
+// The header carries the required property `reference` (REF's name as given, size and
+// XXH3-128): a reader that does not get REF, or gets another file, refuses with one line
+// naming the expected reference before writing anything. The map records the original
+// file's size and XXH3-128, checked after rebuilding, so the output is never silently wrong.
+#pragma once
+#include <memory>
+
+#include "engine.hpp"
+
+namespace stz {
+
+inline constexpr const char* kReferenceProperty = "reference";
+inline constexpr const char* kPatchedSizeProperty = "patched_size";
+inline constexpr const char* kPatchMapSection = "patch.map";
+inline constexpr const char* kPatchMetaSection = "patch.meta";
+
+// REF's identity as stored: "name=<as given>;size=<bytes>;xxh128=<32 hex digits>".
+struct ReferenceIdentity {
+    std::string name;
+    uint64_t size = 0;
+    std::string xxh128;  // 32 lower-case hex digits
+    std::string value() const;
+    std::string describe() const;  // `"name" (N bytes, xxh128 0123456789ab…)`
+};
+ReferenceIdentity identify_reference(InputSource& ref, const std::string& name);
+std::optional<ReferenceIdentity> parse_reference_identity(const std::string& value);
+
+// The reference is missing or is not the one a file needs (message: one line, names it).
+struct ReferenceError : Error {
+    using Error::Error;
+};
+
+struct PatchResult {
+    CompressResult stored;  // the container as written (its sizes are of the stored stream)
+    uint64_t original_bytes = 0, compressed_bytes = 0;
+    uint64_t file_cells = 0, shared_cells = 0;
+    uint64_t shared_token_bytes = 0, map_bytes = 0;
+};
+
+// Compresses `file` given `ref` (any bytes; a state file gives sharing). `ref_name` is
+// recorded for the error messages of readers.
+PatchResult compress_patch(InputSource& file, InputSource& ref, const std::string& ref_name, OutputSink& out,
+                           const CompressOptions& opt);
+
+// Rebuilds the original from the stored stream (fed in order) and REF: used by
+// decompress_stream when the header has a `reference` property. Checks REF's identity first
+// (throws ReferenceError), the map as it arrives, every copy against REF's size, and the
+// rebuilt file's size and hash at finish().
+class PatchSink final : public OutputSink {
+public:
+    PatchSink(const ContainerHeader& h, InputSource* ref, OutputSink& out);
+    void write(const uint8_t* data, size_t n) override;
+    void finish();
+    uint64_t bytes_out() const { return out_pos_; }
+
+private:
+    struct State;
+    std::shared_ptr<State> s_;
+    uint64_t out_pos_ = 0;
+};
+
+}  // namespace stz

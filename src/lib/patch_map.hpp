@@ -1,0 +1,98 @@
+// The patch map of a `--patch-from` file (docs/FORMAT.md, "Reference files"): how the
+// original file is rebuilt from the stored stream and the reference file. Both directions
+// walk the same segment sequence (PatchWalker), so what the encoder stores and what the
+// decoder copies cannot disagree.
+#pragma once
+#include <array>
+#include <optional>
+
+#include "bytes.hpp"
+
+namespace stz {
+
+inline constexpr uint8_t kPatchMapVersion = 1;
+inline constexpr uint64_t kMaxPatchMapBytes = 64ull << 20;
+
+struct PatchRun {
+    uint64_t count = 0;
+    std::optional<uint32_t> ref_group;  // index into PatchMap::ref_groups; none: new cells (stored)
+    uint64_t ref_first = 0;
+};
+struct PatchPart {
+    uint64_t channels = 1, piece_bytes = 0;
+    bool transposed = false;
+    uint64_t row_tail = 0;  // transposed: bytes of each channel row after the cells (stored)
+    bool in_meta = false;   // new rows are in the meta frame (quantised rows: zstd with REF's as context)
+};
+struct PatchGroup {  // a cell group of the original file
+    uint64_t n_cells = 0;
+    std::vector<PatchPart> parts;
+    std::vector<PatchRun> runs;  // cover [0, n_cells) in order
+};
+struct PatchRefPart {
+    uint64_t offset = 0, row_bytes = 0;
+};
+struct PatchRefGroup {  // a cell group of the reference file (only its layout: where its cells are)
+    uint64_t n_cells = 0;
+    std::vector<PatchRefPart> parts;
+};
+// Stream: bytes from the meta frame; Inline: bytes from the stored stream (a layer's small
+// header kept before its rows, so the stored stream keeps the layout the planner gathers).
+enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2, Inline = 3 };
+struct PatchRegion {  // consecutive regions tile the original file
+    RegionKind kind = RegionKind::Stream;
+    uint64_t length = 0;                   // Stream, Tokens: bytes
+    uint32_t group = 0, part = 0;          // Part
+    uint64_t ref_offset = 0, shared = 0;   // Tokens: the first `shared` bytes come from REF at ref_offset
+};
+
+struct PatchExtent {
+    uint64_t offset = 0, length = 0;
+};
+
+inline constexpr uint64_t kMaxPatchMetaBytes = 64ull << 20;
+
+struct PatchMap {
+    uint64_t original_size = 0;
+    std::array<uint64_t, 2> original_xxh128{};  // low, high
+    // Every byte of the original outside the K/V parts (headers, tokens, cell metadata, ...)
+    // is stored together right after the map, as one zstd frame of meta_stored bytes whose
+    // decoder is primed with REF's bytes at `dictionary` (REF's own non-K/V bytes).
+    uint64_t meta_raw = 0, meta_stored = 0;
+    std::vector<PatchExtent> dictionary;
+    std::vector<PatchRefGroup> ref_groups;
+    std::vector<PatchGroup> groups;
+    std::vector<PatchRegion> regions;
+};
+
+Bytes encode_patch_map(const PatchMap& m);
+// Parses and checks a map (every count and size consistent, regions tiling original_size);
+// `base` is the map's offset for error messages. References into REF are checked per copy.
+PatchMap decode_patch_map(ByteSpan data, uint64_t base);
+
+// One step of rebuilding the original: `length` bytes at `file_offset` of the original come
+// either from the stored stream (next bytes) or from the reference at `ref_offset`.
+struct PatchSegment {
+    uint64_t file_offset = 0, length = 0;
+    bool from_ref = false;
+    bool part = false;  // from the stored stream (new K/V rows, inline headers), else from the meta frame
+    uint64_t ref_offset = 0;
+};
+
+// Walks a map's segments in file order (empty segments skipped).
+class PatchWalker {
+public:
+    explicit PatchWalker(const PatchMap& m) : m_(m) {}
+    std::optional<PatchSegment> next();
+
+private:
+    bool step(PatchSegment& s);  // one candidate segment (may be empty); false at the end
+    const PatchMap& m_;
+    size_t region_ = 0;
+    uint64_t channel_ = 0;
+    size_t run_ = 0;
+    int token_phase_ = 0;
+    uint64_t file_pos_ = 0;
+};
+
+}  // namespace stz

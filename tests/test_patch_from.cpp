@@ -1,0 +1,162 @@
+// --patch-from (src/lib/patch.hpp): a file stored given a reference file. Round trips on
+// synthetic related files and corpus groups; the wrong, a missing or a modified reference is
+// refused before any output; a reference that is not a state file still works.
+#include <catch2/catch.hpp>
+
+#include "cells_util.hpp"
+#include "patch.hpp"
+
+using namespace stz;
+using namespace stztest;
+
+namespace {
+
+struct Patched {
+    Bytes stz;
+    PatchResult res;
+};
+
+Patched patch_bytes(const Bytes& file, const Bytes& ref, const std::string& name = "ref.bin") {
+    MemorySource fs(file), rs(ref);
+    MemorySink sink;
+    Patched p;
+    p.res = compress_patch(fs, rs, name, sink, {});
+    p.stz = std::move(sink.out);
+    return p;
+}
+
+Bytes unpatch(const Bytes& stz, const Bytes* ref) {
+    MemoryStream in(stz);
+    MemorySink out;
+    static const Bytes kNone;
+    MemorySource rs(ref ? ByteSpan(*ref) : ByteSpan(kNone));
+    DecompressOptions o;
+    o.reference = ref ? &rs : nullptr;
+    decompress_stream(in, out, o);
+    return out.out;
+}
+
+// A later save of the same conversation: the reference's cells, some of them changed, and new ones.
+struct Related {
+    Bytes ref, file;
+};
+Related related_pair(bool v_trans, stz::ElemType t = stz::ElemType::F16) {
+    stzsynth::Spec s;
+    s.cells = 120;
+    s.v_trans = v_trans;
+    s.k_type = s.v_type = t;
+    Related r;
+    r.file = synth_state(s);
+    // REF: the same file with cells 100.. changed (as if the conversation went another way).
+    r.ref = r.file;
+    const CellGroup g = find_cell_groups(parse_bytes(r.file)).at(0);
+    Bytes cell(g.cell_bytes);
+    MemorySource src(r.file);
+    for (uint64_t c = 100; c < 120; ++c) {
+        read_cells(src, g, c, 1, cell.data());
+        for (auto& b : cell) b ^= 0x5a;
+        write_cell(r.ref, g, c, cell.data());
+    }
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("patch-from: synthetic related files round-trip and share their cells", "[patch]") {
+    for (bool v_trans : {true, false}) {
+        Related r = related_pair(v_trans);
+        Patched p = patch_bytes(r.file, r.ref);
+        INFO("v_trans " << v_trans);
+        CHECK(p.res.file_cells == 120);
+        CHECK(p.res.shared_cells == 100);
+        CHECK(unpatch(p.stz, &r.ref) == r.file);
+        Bytes alone = compress_bytes(r.file);
+        CHECK(p.stz.size() * 3 < alone.size());
+    }
+}
+
+TEST_CASE("patch-from: every synthetic flavour round-trips given itself and given another file", "[patch]") {
+    for (const auto& flavour : stzsynth::flavours()) {
+        stzsynth::Spec s;
+        s.flavour = flavour;
+        s.cells = 64;
+        Bytes a = synth_state(s);
+        s.seed = 2;
+        s.cells = 70;
+        Bytes b = synth_state(s);
+        INFO(flavour);
+        CHECK(unpatch(patch_bytes(a, a).stz, &a) == a);
+        CHECK(unpatch(patch_bytes(b, a).stz, &a) == b);
+    }
+}
+
+TEST_CASE("patch-from: a reference that is not a state file works, with no sharing", "[patch]") {
+    Related r = related_pair(true);
+    Bytes junk = random_bytes(3000, 9);
+    Patched p = patch_bytes(r.file, junk);
+    CHECK(p.res.shared_cells == 0);
+    CHECK(unpatch(p.stz, &junk) == r.file);
+    Bytes empty;
+    CHECK(unpatch(patch_bytes(r.file, empty).stz, &empty) == r.file);
+}
+
+TEST_CASE("patch-from: a missing, other or modified reference is refused, naming the expected one", "[patch]") {
+    Related r = related_pair(true);
+    Patched p = patch_bytes(r.file, r.ref, "conv-a.bin");
+    auto refused = [&](const Bytes* ref) {
+        try {
+            unpatch(p.stz, ref);
+        } catch (const ReferenceError& e) {
+            std::string m = e.what();
+            CHECK(m.find("conv-a.bin") != std::string::npos);
+            CHECK(m.find(std::to_string(r.ref.size()) + " bytes") != std::string::npos);
+            CHECK(m.find('\n') == std::string::npos);
+            return true;
+        }
+        return false;
+    };
+    CHECK(refused(nullptr));
+    CHECK(refused(&r.file));
+    Bytes flipped = r.ref;
+    flipped[flipped.size() / 2] ^= 1;
+    CHECK(refused(&flipped));
+    // Decoding without asking for a patch never hands out the stored stream.
+    MemoryStream in(p.stz);
+    NullSink sink;
+    CHECK_THROWS_AS(decompress_stream(in, sink, 1), ReferenceError);
+}
+
+TEST_CASE("patch-from: a bit-flipped file is detected", "[patch]") {
+    Related r = related_pair(false);
+    Patched p = patch_bytes(r.file, r.ref);
+    for (size_t at : {size_t(40), p.stz.size() / 2, p.stz.size() - 30}) {
+        Bytes bad = p.stz;
+        bad[at] ^= 0x10;
+        CHECK_THROWS_AS(unpatch(bad, &r.ref), Error);
+    }
+}
+
+TEST_CASE("patch-from: related corpus files round-trip", "[patch][corpus]") {
+    const std::pair<const char*, const char*> pairs[] = {
+        {"raw-s260k-conv8-f16-fa1-p1000.bin", "raw-s260k-conv8-f16-fa1-p1200.bin"},
+        {"seq-s260k-conv8-f16-fa1-p1200.bin", "seq-s260k-conv8-f16-fa1-p1400.bin"},
+        {"raw-s260k-multi3-kvu-f16-fa0.bin", "seq-s260k-multi3-kvu-f16-fa0-s1.bin"},
+        {"session-s260k-multi3-kvu-f16-fa0.bin", "seqraw-s260k-multi3-kvu-f16-fa0-s2.bin"},
+        {"seq-s260k-srv-conv5-f16-fa1-a.bin", "seq-s260k-srv-conv5-f16-fa1-b.bin"},
+        {"session-s260k-conv3-f32-fa1-a-n1000.bin", "session-s260k-conv3-f32-fa1-b-n1200.bin"},
+        {"seq-s260khd32-srv-conv10-q8_0-fa1-a.bin", "seq-s260khd32-srv-conv10-q8_0-fa1-b.bin"},
+        {"A-2485d7a.main.session.ggsn0.c512.f16.np294.bin", "B-e216aa0.main.session.ggsn1.c512.f16.np196.bin"},
+    };
+    int found = 0;
+    for (const auto& [rn, fn] : pairs) {
+        std::string rp = corpus_file(rn), fp = corpus_file(fn);
+        if (rp.empty() || fp.empty()) continue;
+        ++found;
+        Bytes ref = read_file(rp), file = read_file(fp);
+        Patched p = patch_bytes(file, ref, rn);
+        INFO(fn << " given " << rn);
+        CHECK(unpatch(p.stz, &ref) == file);
+        CHECK(p.stz.size() < compress_bytes(file).size());
+    }
+    if (!found) skip_test("no related corpus files (set STATEZIP_CORPUS)");
+}
