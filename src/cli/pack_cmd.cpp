@@ -212,8 +212,9 @@ int run_pack_test(const std::string& set, const PackCliOptions& o) {
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
             try {
                 if (!m.record) throw Error("damaged member record at offset " + std::to_string(m.offset) + ": " + m.error);
-                // Restored into memory when small, else into an unlinked temporary file.
-                if (m.record->size <= o.compress.memory_budget / 2) {
+                // Restored into memory when small, else into an unlinked temporary file (a
+                // member's declared size is not trusted with a large allocation).
+                if (m.record->size <= std::min<uint64_t>(o.compress.memory_budget / 2, 64u << 20)) {
                     MemoryFile f;
                     r.restore(i, f, restore_options(o));
                 } else {

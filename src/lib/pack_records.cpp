@@ -40,7 +40,7 @@ private:
 // reader hold more than its head announced and the limits allow.
 class BoundedSink final : public OutputSink {
 public:
-    explicit BoundedSink(uint64_t limit) : limit_(limit) { out.reserve(limit); }
+    explicit BoundedSink(uint64_t limit) : limit_(limit) {}  // grows as bytes arrive, not as declared
     void write(const uint8_t* d, size_t n) override {
         if (n > limit_ - out.size()) throw Error("a cell block decodes to more bytes than its head declares");
         out.insert(out.end(), d, d + n);
