@@ -273,3 +273,24 @@ TEST_CASE("pack: every single-byte change of a small set is refused or harmless,
         }
     }
 }
+
+TEST_CASE("pack: more members than are kept pending are settled on the way and still share", "[pack]") {
+    const int n = static_cast<int>(PackWriter::kMaxPendingMembers) + 6;
+    auto files = related_set("seq2", false, n, 3);
+    MemoryFile set;
+    PackOptions opt;
+    auto w = PackWriter::create(set, opt);
+    std::vector<std::unique_ptr<MemorySource>> srcs;
+    std::vector<PackAddResult> added;
+    for (int k = 0; k < n; ++k) {
+        srcs.push_back(std::make_unique<MemorySource>(files[k]));
+        added.push_back(w->add(*srcs.back(), "m" + std::to_string(k)));
+        CHECK(w->pending() <= PackWriter::kMaxPendingMembers);
+        for (size_t j = 0; j + w->pending() < srcs.size(); ++j) srcs[j].reset();  // settled: never read again
+    }
+    CHECK(w->commit().size() == size_t(n));
+    for (int k = 1; k < n; ++k) CHECK(added[k].cells_shared == 3u * k);
+    PackReader r(set);
+    REQUIRE(r.members().size() == size_t(n));
+    for (int k = 0; k < n; ++k) CHECK(restore_bytes(r, k) == files[k]);
+}

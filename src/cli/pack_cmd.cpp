@@ -62,6 +62,7 @@ void add_files(PackWriter& w, const PackCliOptions& o, const std::vector<std::st
         } catch (const std::exception& e) {
             throw Error(o.files[i] + ": " + e.what());
         }
+        for (size_t k = 0; k + w.pending() < sources.size(); ++k) sources[k].reset();  // settled: closed
     }
     const std::vector<PackAddResult> added = w.commit();
     for (size_t i = 0; i < added.size() && o.verbosity >= 1; ++i) {

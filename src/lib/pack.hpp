@@ -71,11 +71,15 @@ public:
     // stored blocks (decoding each once) and the member names from the member records.
     static std::unique_ptr<PackWriter> append(RandomFile& f, const PackOptions& opt);
     // Adds one member (its name already normalised, not yet in the set). `in` must stay valid
-    // until commit(): the new cells of the members added before a commit are gathered into
-    // shared blocks (so the cells a checkpoint adds are coded with those of the next ones),
-    // read from their inputs when a block is full or at the commit. `stored` is filled by
-    // commit(). After an exception the writer must not be used again (nothing is committed).
+    // while the member is pending (pending() counts the last members added that still are):
+    // the new cells of pending members are gathered into shared blocks (so the cells a
+    // checkpoint adds are coded with those of the next ones), read from their inputs when a
+    // block is full or when the members are settled: at the commit, or by add() once
+    // kMaxPendingMembers are pending (which bounds the inputs held open). `stored` is filled
+    // by commit(). After an exception the writer must not be used again (nothing is committed).
     PackAddResult add(InputSource& in, const std::string& name);
+    size_t pending() const { return pending_.size(); }
+    static constexpr size_t kMaxPendingMembers = 64;
     bool has_member(const std::string& name) const { return names_.count(name) != 0; }
     // Writes the pending blocks and member records, checks every added member rebuilt from
     // the set against its input byte for byte (a hash match is not trusted alone; a mismatch
@@ -106,6 +110,7 @@ private:
         double block_share = 0;  // bytes of shared blocks attributed to this member
     };
     PackWriter(RandomFile& f, const PackOptions& opt);
+    void settle();  // writes the open blocks and the pending members' records, checks them
     void index_block(uint64_t offset);
     void flush_block(PendingBlock& b);
     MemberGroup add_group(uint32_t member, const ParsedFile& parsed, uint32_t group);
@@ -118,6 +123,7 @@ private:
     std::vector<uint64_t> block_offsets_;
     std::unordered_map<CellHash, CellLoc, CellHashKey> cells_;
     std::vector<PendingMember> pending_;
+    std::vector<PackAddResult> settled_;  // members settled since the last commit
     std::map<std::string, PendingBlock> open_blocks_;  // by layout and element types
     std::unique_ptr<BlockCache> cache_;  // blocks just written or decoded, for the checks
 };

@@ -275,6 +275,7 @@ void PackWriter::write_literal(PendingMember& pm, const ParsedFile& parsed, cons
 
 PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
     if (names_.count(name)) throw Error(name + ": a member of that name is already in the set");
+    if (pending_.size() >= kMaxPendingMembers) settle();
     const uint32_t mi = static_cast<uint32_t>(pending_.size());
     pending_.push_back({});
     pending_[mi].in = &in;
@@ -298,10 +299,10 @@ PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
     return pending_[mi].result;
 }
 
-std::vector<PackAddResult> PackWriter::commit() {
+void PackWriter::settle() {
     for (auto& [key, b] : open_blocks_) flush_block(b);
     open_blocks_.clear();
-    std::vector<PackAddResult> results;
+    std::vector<PackAddResult>& results = settled_;
     const size_t first_new = members_.size();
     for (PendingMember& pm : pending_) {
         MemberRecord& m = pm.record;
@@ -334,6 +335,12 @@ std::vector<PackAddResult> PackWriter::commit() {
                                  "hash?); nothing was committed");
     }
     pending_.clear();
+}
+
+std::vector<PackAddResult> PackWriter::commit() {
+    settle();
+    std::vector<PackAddResult> results = std::move(settled_);
+    settled_.clear();
     if (members_.size() > kMaxPackMembers) throw Error("a set holds at most " + std::to_string(kMaxPackMembers) + " members");
     CommitRecord c;
     c.members = members_;
