@@ -57,7 +57,9 @@ TEST_CASE("pack cli: a folder round-trips, one member restores alone, -l and -t 
     std::string d = temp_dir("pack-cli");
     make_folder(d);
     REQUIRE(sh("cd " + d + " && " + kBin + " pack -q -o set.stzp ck/c0.bin ck/c1.bin ck/c2.bin ck/c3.bin ./ck/notes.txt") == 0);
-    CHECK(sh("cd " + d + " && " + kBin + " pack -q -o set.stzp ck/c0.bin") == 1);  // exists: refused without -f
+    CHECK(sh("cd " + d + " && " + kBin + " pack -q -o set.stzp ck/c0.bin 2>/dev/null") == 1);  // exists: refused without -f
+    CHECK(sh("cd " + d + " && " + kBin + " pack -q -f -o set.stzp set.stzp 2>/dev/null") == 1);  // the set as its own input
+    CHECK(sh("cd " + d + " && " + kBin + " pack -q --append set.stzp set.stzp 2>/dev/null") == 1);
     REQUIRE(sh(kBin + " -l " + d + "/set.stzp > " + d + "/list.txt") == 0);
     std::string list = slurp(d + "/list.txt");
     CHECK(list.find("set of 5 members") != std::string::npos);

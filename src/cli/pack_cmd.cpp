@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +35,14 @@ std::vector<std::string> member_names(const std::vector<std::string>& files) {
         names.push_back(*n);
     }
     return names;
+}
+
+// The set must not be one of its inputs (same file after resolving links).
+void refuse_set_as_input(const std::string& set, const std::vector<std::string>& files) {
+    struct stat s, f;
+    if (::stat(set.c_str(), &s) != 0) return;
+    for (const auto& file : files)
+        if (::stat(file.c_str(), &f) == 0 && same_file(s, f)) throw Error(file + ": is the set itself; choose another set name");
 }
 
 PackOptions pack_options(const PackCliOptions& o) {
@@ -109,6 +118,7 @@ int run_pack(const PackCliOptions& o) {
     try {
         if (o.files.empty()) throw Error("pack needs at least one file");
         const std::vector<std::string> names = member_names(o.files);
+        refuse_set_as_input(o.append.empty() ? o.output : o.append, o.files);
         if (!o.append.empty()) {
             if (path_exists(o.append)) return append_to(o, names);
         } else if (o.output.empty()) {
