@@ -194,10 +194,11 @@ void list_one(const Options& o, const std::string& in_path) {
     L = list_container(src);
     std::vector<uint64_t> stored(L.header.sections.size());
     for (const auto& e : L.index) stored[e.section] += e.stored_size;
-    double ratio = L.container_size ? double(L.header.original_size) / L.container_size : 0;
+    const uint64_t original = listed_original_size(L.header);  // a --patch-from file: the file it rebuilds
+    double ratio = L.container_size ? double(original) / L.container_size : 0;
     std::printf("%s: %s, %s -> %s (ratio %.3f), %zu chunks, xxh3 %016llx\n", printable(in_path).c_str(),
                 format_line(L.header.format, L.header.format_version, L.header.detail).c_str(),
-                human_bytes(L.header.original_size).c_str(), human_bytes(L.container_size).c_str(), ratio, L.index.size(),
+                human_bytes(original).c_str(), human_bytes(L.container_size).c_str(), ratio, L.index.size(),
                 (unsigned long long)L.content_hash);
     for (const auto& w : listing_warnings(L)) print_error(display(in_path), "warning: " + w + " (damaged or crafted file?)");
     if (!L.header.note.empty()) std::printf("  note: %s\n", printable(L.header.note).c_str());

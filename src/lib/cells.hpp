@@ -10,7 +10,8 @@
 // A cell's *bytes* are its pieces concatenated in a fixed order: part by part (the group's
 // sections in file order), and within a transposed part channel by channel. Its *hash* is
 // a fold of the XXH3-128 of each part's bytes (acc = XXH3-128(acc || part hash), starting
-// from the group's layout signature), so two cells have equal hashes only if (up to 2^-128)
+// from the group's layout signature; a transposed part of more than 64 channels is itself a
+// fold of its blocks of 64 channels), so two cells have equal hashes only if (up to 2^-128)
 // their groups have the same layout and their bytes are equal. Each part is hashed in one
 // pass over its section (transposed V in bands of columns), which is what makes it fast. Matching is by this hash, in any order and across groups; a caller that writes
 // output from a match must still compare the bytes (verify_run) because the output must

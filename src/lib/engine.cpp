@@ -19,7 +19,7 @@ struct Encoded {
     const Pipeline* used = nullptr;
 };
 
-Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, const Bytes& raw) {
+Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
     Encoded d;
     d.hash = hash64(raw);
     for (const Pipeline& p : alternatives) {
@@ -66,11 +66,13 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
     for (size_t ci = 0; ci < plan.chunks.size(); ++ci) {
         const ChunkJob& j = plan.chunks[ci];
         queue.make_room(kEncodeCostFactor * j.size);
-        auto raw = std::make_shared<Bytes>(j.size);
-        in.read_at(j.offset, raw->data(), j.size);
-        whole.update(*raw);
+        // Not zero-filled first: read_at overwrites every byte (or throws).
+        std::shared_ptr<uint8_t[]> raw = std::make_shared_for_overwrite<uint8_t[]>(j.size);
+        in.read_at(j.offset, raw.get(), j.size);
+        const ByteSpan bytes(raw.get(), j.size);
+        whole.update(bytes);
         const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw] { return encode_chunk(alts, store, *raw); });
+        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw, bytes] { return encode_chunk(alts, store, bytes); });
     }
     queue.drain();
     w.finish(whole.digest());

@@ -21,7 +21,6 @@ namespace stz {
 inline constexpr const char* kReferenceProperty = "reference";
 inline constexpr const char* kPatchedSizeProperty = "patched_size";
 inline constexpr const char* kPatchMapSection = "patch.map";
-inline constexpr const char* kPatchMetaSection = "patch.meta";
 
 // REF's identity as stored: "name=<as given>;size=<bytes>;xxh128=<32 hex digits>".
 struct ReferenceIdentity {

@@ -55,12 +55,6 @@ Bytes encode_patch_map(const PatchMap& m) {
     append_le<uint64_t>(out, m.original_xxh128[0]);
     append_le<uint64_t>(out, m.original_xxh128[1]);
     put_varint(out, m.meta_raw);
-    put_varint(out, m.meta_stored);
-    put_varint(out, m.dictionary.size());
-    for (const auto& e : m.dictionary) {
-        put_varint(out, e.offset);
-        put_varint(out, e.length);
-    }
     put_varint(out, m.ref_groups.size());
     for (const auto& g : m.ref_groups) {
         put_varint(out, g.n_cells);
@@ -205,8 +199,8 @@ void read_group(MapReader& r, PatchMap& m) {
 
 }  // namespace
 
-PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
-    if (data.size() > kMaxPatchMapBytes) throw DataError("patch map too large", base);
+PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
+    if (!used && data.size() > kMaxPatchMapBytes) throw DataError("patch map too large", base);
     MapReader r(data, base);
     if (r.u8("version") != kPatchMapVersion) throw DataError("unknown patch map version (written by a newer statezip?)", base);
     PatchMap m;
@@ -214,15 +208,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
     m.original_xxh128[0] = r.u64("hash");
     m.original_xxh128[1] = r.u64("hash");
     m.meta_raw = r.v("meta size");
-    m.meta_stored = r.v("meta size");
-    if (m.meta_raw > kMaxPatchMetaBytes || m.meta_stored > kMaxPatchMetaBytes) throw DataError("patch map: meta too large", r.at());
-    uint64_t n_dict = r.count("dictionary count"), dict_bytes = 0;
-    for (uint64_t i = 0; i < n_dict; ++i) {
-        PatchExtent e{r.v("dictionary offset"), r.v("dictionary length")};
-        dict_bytes = checked_add(dict_bytes, e.length, "dictionary", r.at());
-        if (dict_bytes > kMaxPatchMetaBytes) throw DataError("patch map: dictionary too large", r.at());
-        m.dictionary.push_back(e);
-    }
+    if (m.meta_raw > kMaxPatchMetaBytes) throw DataError("patch map: meta too large", r.at());
     uint64_t n_ref = r.count("reference group count");
     for (uint64_t i = 0; i < n_ref; ++i) {
         PatchRefGroup g;
@@ -242,7 +228,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
     for (uint64_t i = 0; i < n_regions; ++i) {
         PatchRegion g;
         uint8_t kind = r.u8("region kind");
-        if (kind > 3) throw DataError("patch map: unknown region kind", r.at());
+        if (kind > 2) throw DataError("patch map: unknown region kind", r.at());
         g.kind = static_cast<RegionKind>(kind);
         if (g.kind == RegionKind::Part) {
             uint64_t gi = r.v("group"), pi = r.v("part");
@@ -262,7 +248,8 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base) {
         m.regions.push_back(g);
     }
     if (covered != m.original_size) throw DataError("patch map: regions do not tile the original file", r.at());
-    if (!r.done()) throw DataError("patch map: unexpected bytes", r.at());
+    if (used) *used = static_cast<size_t>(r.at() - base);
+    else if (!r.done()) throw DataError("patch map: unexpected bytes", r.at());
     return m;
 }
 
@@ -270,9 +257,8 @@ bool PatchWalker::step(PatchSegment& s) {
     if (region_ >= m_.regions.size()) return false;
     const PatchRegion& reg = m_.regions[region_];
     s = {file_pos_, 0, false, 0};
-    if (reg.kind == RegionKind::Stream || reg.kind == RegionKind::Inline) {
+    if (reg.kind == RegionKind::Stream) {
         s.length = reg.length;
-        s.part = reg.kind == RegionKind::Inline;
         ++region_;
     } else if (reg.kind == RegionKind::Tokens) {
         if (token_phase_ == 0) {

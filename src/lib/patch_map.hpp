@@ -36,9 +36,8 @@ struct PatchRefGroup {  // a cell group of the reference file (only its layout: 
     uint64_t n_cells = 0;
     std::vector<PatchRefPart> parts;
 };
-// Stream: bytes from the meta frame; Inline: bytes from the stored stream (a layer's small
-// header kept before its rows, so the stored stream keeps the layout the planner gathers).
-enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2, Inline = 3 };
+// Stream: bytes from the meta bytes; Part: a K/V layer's rows; Tokens: a token prefix from REF.
+enum class RegionKind : uint8_t { Stream = 0, Part = 1, Tokens = 2 };
 struct PatchRegion {  // consecutive regions tile the original file
     RegionKind kind = RegionKind::Stream;
     uint64_t length = 0;                   // Stream, Tokens: bytes
@@ -55,11 +54,10 @@ inline constexpr uint64_t kMaxPatchMetaBytes = 64ull << 20;
 struct PatchMap {
     uint64_t original_size = 0;
     std::array<uint64_t, 2> original_xxh128{};  // low, high
-    // Every byte of the original outside the K/V parts (headers, tokens, cell metadata, ...)
-    // is stored together right after the map, as one zstd frame of meta_stored bytes whose
-    // decoder is primed with REF's bytes at `dictionary` (REF's own non-K/V bytes).
-    uint64_t meta_raw = 0, meta_stored = 0;
-    std::vector<PatchExtent> dictionary;
+    // Every byte of the original outside the K/V rows the stored stream holds (headers,
+    // tokens, cell metadata, quantised rows) follows the map in one zstd frame (patch.hpp).
+    uint64_t meta_raw = 0;
+    std::vector<PatchExtent> dictionary;  // REF's bytes that prime that frame (not part of the map)
     std::vector<PatchRefGroup> ref_groups;
     std::vector<PatchGroup> groups;
     std::vector<PatchRegion> regions;
@@ -68,14 +66,15 @@ struct PatchMap {
 Bytes encode_patch_map(const PatchMap& m);
 // Parses and checks a map (every count and size consistent, regions tiling original_size);
 // `base` is the map's offset for error messages. References into REF are checked per copy.
-PatchMap decode_patch_map(ByteSpan data, uint64_t base);
+// With `used`, the map may be followed by other bytes (the meta frame); *used = its length.
+PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used = nullptr);
 
 // One step of rebuilding the original: `length` bytes at `file_offset` of the original come
 // either from the stored stream (next bytes) or from the reference at `ref_offset`.
 struct PatchSegment {
     uint64_t file_offset = 0, length = 0;
     bool from_ref = false;
-    bool part = false;  // from the stored stream (new K/V rows, inline headers), else from the meta frame
+    bool part = false;  // from the stored stream (new K/V rows), else from the meta bytes
     uint64_t ref_offset = 0;
 };
 

@@ -67,8 +67,10 @@ static std::string kv_pipeline(const Section& s, Preset p) {
     const std::string trim = s.shape().keep_bytes ? "trim+" : "";
     const bool block = t.kind == ElemKind::Block;
     const bool value = s.kind == SectionKind::KvValue;
-    // K rows carry their position (RoPE) and never repeat: no dedup there.
-    const std::string dedup = value && !s.transposed ? "dedup+" : "";
+    // K rows carry their position (RoPE) and never repeat: no dedup there. V cells repeat
+    // (layer 0 depends only on the token; shared prompts in every layer): rows of row-major
+    // V, columns of transposed V (celldedup: 14 % of the corpus's transposed V bytes).
+    const std::string dedup = !value ? "" : s.transposed ? "celldedup+" : "dedup+";
     if (p == Preset::Fast)
         return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=zstd:1,rest=store)");
     std::string graph;
