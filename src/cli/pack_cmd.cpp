@@ -129,7 +129,7 @@ int run_pack(const PackCliOptions& o) {
         int fd = ::open(out.temp_path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) throw Error(out.temp_path() + ": " + errno_text());
         {
-            FdFile f(fd, target);
+            FdFile f(fd, target, false);
             auto w = PackWriter::create(f, pack_options(o));
             add_files(*w, o, names);
         }

@@ -35,7 +35,9 @@ int run_bench_set(const BenchOptions& b);
 // A random-access file descriptor (owned): sets being appended, members being restored.
 class FdFile final : public stz::RandomFile {
 public:
-    FdFile(int fd, std::string name);
+    // `durable`: sync() reaches the disk (an append to an existing set orders its records
+    // before its commit); a new set is a temp file renamed when complete, like every output.
+    FdFile(int fd, std::string name, bool durable = true);
     ~FdFile() override;
     uint64_t size() const override;
     void read_at(uint64_t off, uint8_t* dst, size_t n) override;
@@ -47,6 +49,7 @@ public:
 private:
     int fd_;
     std::string name_;
+    bool durable_;
 };
 
 // unpack's output side: member names under DIR without leaving it. Opens each folder of a

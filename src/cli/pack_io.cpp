@@ -19,7 +19,7 @@ namespace {
 std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
-FdFile::FdFile(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+FdFile::FdFile(int fd, std::string name, bool durable) : fd_(fd), name_(std::move(name)), durable_(durable) {}
 
 FdFile::~FdFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -55,6 +55,7 @@ void FdFile::truncate(uint64_t size) {
 }
 
 void FdFile::sync() {
+    if (!durable_) return;
     if (::fsync(fd_) != 0 && errno != EINVAL) throw Error("cannot sync " + name_ + ": " + errno_text());
 }
 
