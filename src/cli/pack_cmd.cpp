@@ -115,14 +115,15 @@ bool is_pack_file(const std::string& path) {
 }
 
 int run_pack(const PackCliOptions& o) {
+    if (o.files.empty() || (o.output.empty() && o.append.empty())) {  // usage errors: exit 2
+        print_error("", o.files.empty() ? "pack needs at least one file" : "pack needs -o SET.stzp (or --append SET.stzp)");
+        return 2;
+    }
     try {
-        if (o.files.empty()) throw Error("pack needs at least one file");
         const std::vector<std::string> names = member_names(o.files);
         refuse_set_as_input(o.append.empty() ? o.output : o.append, o.files);
         if (!o.append.empty()) {
             if (path_exists(o.append)) return append_to(o, names);
-        } else if (o.output.empty()) {
-            throw Error("pack needs -o SET.stzp (or --append SET.stzp)");
         }
         const std::string target = o.append.empty() ? o.output : o.append;
         AtomicFile out(target, o.force, default_file_mode());
