@@ -109,13 +109,24 @@ TEST_CASE("pack: related synthetic sets round-trip and store each shared cell on
 TEST_CASE("pack: non-state files, empty files and repeated files are members too", "[pack]") {
     std::vector<Bytes> files = {random_bytes(100000, 1), {}, Bytes(5000, 0), synth_state({})};
     files.push_back(files[3]);  // the same state twice: every cell shared
+    files.push_back(files[0]);  // the same bytes twice: only a member record more
     MemoryFile set;
     std::vector<PackAddResult> added;
     pack_into(set, files, "m", &added);
     CHECK(added[4].cells_shared == added[4].cells);
     CHECK(added[4].cells > 0);
+    CHECK(added[5].stored < 300);  // its own record (the 100000 random bytes are stored once)
     PackReader r(set);
     for (size_t k = 0; k < files.size(); ++k) CHECK(restore_bytes(r, k) == files[k]);
+    // and across an append: a copy of a committed member
+    std::vector<PackAddResult> again;
+    pack_into(set, {files[0], files[3]}, "again", &again, true);
+    CHECK(again[0].stored < 300);
+    CHECK(again[1].stored < 1000);  // a state member's record lists its cell runs
+    PackReader r2(set);
+    REQUIRE(r2.members().size() == files.size() + 2);
+    CHECK(restore_bytes(r2, files.size()) == files[0]);
+    CHECK(restore_bytes(r2, files.size() + 1) == files[3]);
 }
 
 TEST_CASE("pack: restoring one member reads only the records it needs", "[pack]") {

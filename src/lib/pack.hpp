@@ -12,6 +12,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <unordered_map>
 
@@ -108,7 +109,18 @@ private:
         std::vector<CellGroup> groups;
         PackAddResult result;
         double block_share = 0;  // bytes of shared blocks attributed to this member
+        bool resolved = false;   // runs already name block offsets (a copy of a written member's)
     };
+    struct WholeKey {
+        uint64_t size;
+        Hash128 hash;
+        bool operator<(const WholeKey& o) const {
+            return std::tie(size, hash.lo, hash.hi) < std::tie(o.size, o.hash.lo, o.hash.hi);
+        }
+    };
+    // A member with the same bytes as one already added: its record (a copy of the other's,
+    // literal stream and runs shared); nullopt when there is none.
+    std::optional<MemberRecord> same_content(uint64_t size, const Hash128& h, bool& resolved);
     PackWriter(RandomFile& f, const PackOptions& opt);
     void settle();  // writes the open blocks and the pending members' records, checks them
     void index_block(uint64_t offset);
@@ -124,6 +136,8 @@ private:
     std::unordered_map<CellHash, CellLoc, CellHashKey> cells_;
     std::vector<PendingMember> pending_;
     std::vector<PackAddResult> settled_;  // members settled since the last commit
+    // Whole members by size and XXH3-128: record offset once written, else ~pending index.
+    std::map<WholeKey, uint64_t> whole_;
     std::map<std::string, PendingBlock> open_blocks_;  // by layout and element types
     std::unique_ptr<BlockCache> cache_;  // blocks just written or decoded, for the checks
 };

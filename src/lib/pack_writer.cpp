@@ -138,6 +138,7 @@ std::unique_ptr<PackWriter> PackWriter::append(RandomFile& f, const PackOptions&
         RecordHead h;
         MemberRecord m = decode_member(read_record(f, off, RecordType::Member, kMaxMemberRecord, &h), h.payload);
         w->names_[m.name] = off;
+        w->whole_.emplace(WholeKey{m.size, m.hash}, off);
         for (const auto& g : m.groups)
             for (const auto& r : g.runs) blocks.insert(r.block_offset);
     }
@@ -277,6 +278,21 @@ PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
     if (names_.count(name)) throw Error(name + ": a member of that name is already in the set");
     if (pending_.size() >= kMaxPendingMembers) settle();
     const uint32_t mi = static_cast<uint32_t>(pending_.size());
+    const Hash128 whole = whole_hash(in);
+    bool resolved = false;
+    if (auto same = same_content(in.size(), whole, resolved)) {  // a copy: only its own record is new
+        pending_.push_back({});
+        PendingMember& pm = pending_.back();
+        pm.in = &in;
+        pm.record = std::move(*same);
+        pm.record.name = name;
+        pm.record.cells_shared = pm.record.cells;
+        pm.resolved = resolved;
+        pm.result = {in.size(), 0, pm.record.cells, pm.record.cells, pm.record.format};
+        names_[name] = 0;
+        return pm.result;
+    }
+    whole_.emplace(WholeKey{in.size(), whole}, ~uint64_t(mi));
     pending_.push_back({});
     pending_[mi].in = &in;
     ParsedFile parsed = parse_state_file(in, opt_.compress.hints);
@@ -292,7 +308,7 @@ PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
         pending_[mi].record.groups.push_back(std::move(mg));
     }
     write_literal(pending_[mi], parsed, pending_[mi].groups);
-    pending_[mi].record.hash = whole_hash(in);
+    pending_[mi].record.hash = whole;
     pending_[mi].record.cells = pending_[mi].result.cells;
     pending_[mi].record.cells_shared = pending_[mi].result.cells_shared;
     names_[name] = 0;  // its record offset once written
@@ -306,8 +322,9 @@ void PackWriter::settle() {
     const size_t first_new = members_.size();
     for (PendingMember& pm : pending_) {
         MemberRecord& m = pm.record;
-        for (MemberGroup& g : m.groups)
-            for (PackRun& r : g.runs) r.block_offset = block_offsets_.at(r.block_offset);
+        if (!pm.resolved)
+            for (MemberGroup& g : m.groups)
+                for (PackRun& r : g.runs) r.block_offset = block_offsets_.at(r.block_offset);
         // The member states its own stored bytes: its literal stream, its share of the blocks
         // that hold the cells it brought, and its record.
         m.stored_bytes = pm.result.stored + static_cast<uint64_t>(pm.block_share + 0.5);
@@ -319,6 +336,8 @@ void PackWriter::settle() {
         ms.write(rec.data(), rec.size());
         members_.push_back(end_);
         names_[m.name] = end_;
+        if (auto w = whole_.find(WholeKey{m.size, m.hash}); w != whole_.end() && w->second >= (~uint64_t(0) >> 1))
+            w->second = end_;  // was pending: now its record offset
         end_ = ms.finish();
         pm.result.stored = m.stored_bytes;
         results.push_back(pm.result);
@@ -335,6 +354,18 @@ void PackWriter::settle() {
                                  "hash?); nothing was committed");
     }
     pending_.clear();
+}
+
+std::optional<MemberRecord> PackWriter::same_content(uint64_t size, const Hash128& h, bool& resolved) {
+    auto it = whole_.find(WholeKey{size, h});
+    if (it == whole_.end()) return std::nullopt;
+    if (it->second >= (~uint64_t(0) >> 1)) {  // pending: its runs still name block ids
+        resolved = false;
+        return pending_.at(~it->second).record;
+    }
+    resolved = true;
+    RecordHead rh;
+    return decode_member(read_record(f_, it->second, RecordType::Member, kMaxMemberRecord, &rh), rh.payload);
 }
 
 std::vector<PackAddResult> PackWriter::commit() {
