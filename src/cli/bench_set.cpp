@@ -88,7 +88,9 @@ SetRow packed(const std::vector<Bytes>& data, const std::vector<std::string>& fi
         std::vector<std::unique_ptr<MemorySource>> srcs;
         for (size_t k = 0; k < data.size(); ++k) {
             srcs.push_back(std::make_unique<MemorySource>(data[k]));
-            w->add(*srcs.back(), "m" + std::to_string(k) + "/" + normalise_member_name(files[k]).value_or("file"));
+            std::string name = std::to_string(k);
+            name.append(1, '/').append(normalise_member_name(files[k]).value_or("file"));
+            w->add(*srcs.back(), name);
         }
         w->commit();
         ct.push_back(seconds_since(t0));

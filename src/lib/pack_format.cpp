@@ -90,6 +90,7 @@ BlockHead decode_block_head(SpanReader& r) {
 
 Bytes encode_member(const MemberRecord& m) {
     Bytes out;
+    out.reserve(128 + m.name.size() + m.format.size());
     append_string(out, m.name);
     append_le<uint64_t>(out, m.size);
     append_le<uint64_t>(out, m.hash.lo);
@@ -185,7 +186,7 @@ Bytes encode_commit(const CommitRecord& c) {
     append_le<uint32_t>(out, static_cast<uint32_t>(c.members.size()));
     for (uint64_t m : c.members) append_le<uint64_t>(out, m);
     append_le<uint64_t>(out, c.self_offset);
-    out.insert(out.end(), kCommitMagic, kCommitMagic + 8);
+    for (uint8_t b : kCommitMagic) out.push_back(b);
     return out;
 }
 

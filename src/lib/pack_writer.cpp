@@ -110,7 +110,7 @@ DecompressOptions decode_options(const CompressOptions& c) {
 // Open blocks gather cells of one layout and element types (the block is described by them).
 std::string block_key(const ParsedFile& parsed, const CellGroup& g) {
     std::string k = std::to_string(g.signature);
-    for (const CellPart& p : g.parts) k += "/" + std::to_string(int(parsed.sections[p.section].type));
+    for (const CellPart& p : g.parts) k.append(1, '/').append(std::to_string(int(parsed.sections[p.section].type)));
     return k;
 }
 
