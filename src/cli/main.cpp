@@ -9,6 +9,7 @@
 #include "lossy_cli.hpp"
 #include "presets.hpp"
 #include "statezip_version.h"
+#include "pack_cmd.hpp"
 
 using namespace stzcli;
 
@@ -26,7 +27,8 @@ const char* long_name_taking_value(const std::string& s) {
         {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
         {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
-        {"--memory", "--memory"}, {"--lossy", "--lossy"}, {"--patch-from", "--patch-from"}};
+        {"--memory", "--memory"}, {"--lossy", "--lossy"}, {"--patch-from", "--patch-from"}, {"--append", "--append"},
+        {"-C", "--directory"}, {"--directory", "--directory"}};
     for (const auto& [n, l] : names)
         if (s == n) return l;
     return nullptr;
@@ -50,7 +52,7 @@ std::vector<std::string> preprocess(int argc, char** argv, bool& is_sub) {
             else if (s == "compress") continue;
             else if (s == "list") s = "-l";
             else if (s == "test") s = "-t";
-            if (s == "inspect" || s == "bench") is_sub = true;
+            if (s == "inspect" || s == "bench" || s == "pack" || s == "unpack") is_sub = true;
         }
         if (const char* long_name = long_name_taking_value(s); long_name && i + 1 < argc) {
             a.push_back(std::string(long_name) + "=" + argv[++i]);
@@ -120,6 +122,12 @@ struct Flags {
     BenchOptions b;
     std::string pipelines, bench_threads_arg;
     bool no_external = false;
+    // pack / unpack / bench --set (pack_cmd.hpp)
+    CLI::App* pack = nullptr;
+    CLI::App* unpack = nullptr;
+    PackCliOptions p;
+    std::vector<std::string> unpack_args;
+    bool bench_set = false;
 };
 
 void declare_main_flags(CLI::App& app, Flags& f) {
@@ -183,11 +191,23 @@ void declare_subcommands(CLI::App& app, Flags& f) {
         ->allow_extra_args(false);
     f.bench->add_flag("--no-external", f.no_external, "skip the system zstd/xz/lz4 tools");
     f.bench->add_option("-T,--threads", f.bench_threads_arg, "threads per run (default 1)");
+    f.bench->add_flag("--set", f.bench_set, "the files as one related set: per file, pack, patch chains, tar|xz, tar|zstd");
+
+    f.pack = app.add_subcommand("pack", "store related state files as one set (SET.stzp), each distinct KV cell once");
+    f.pack->add_option("files", f.p.files, "files (member names: the paths as given, relative)");
+    f.pack->add_option("--append", f.p.append, "add the files to this set (created if missing)");
+    f.pack->fallthrough();
+    f.unpack = app.add_subcommand("unpack", "restore members of a set: unpack SET.stzp [-C DIR] [NAME...]");
+    f.unpack->add_option("args", f.unpack_args, "the set, then members to restore (default all)")->required();
+    f.unpack->add_option("-C,--directory", f.p.dir, "restore under this folder (default .)");
+    f.unpack->fallthrough();
     app.require_subcommand(0, 1);
 }
 
 int run_bench_command(Flags& f, const stz::ParseHints& hints, int prog) {
     f.b.external = !f.no_external;
+    if (f.bench_set) f.b.hints = hints, f.b.progress = prog;
+    if (f.bench_set) return run_bench_set(f.b);
     f.b.hints = hints;
     f.b.progress = prog;
     // Commas inside a stage's parentheses belong to it: "planes(top=rans:1,rest=store),zstd:3".
@@ -220,6 +240,27 @@ void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
     if (!f.lossy.empty() && !o.patch_from.empty()) throw UsageError("--lossy cannot be combined with --patch-from");
 }
 
+// pack, unpack, and -l / -t of .stzp sets (the other files of -l / -t go to run_files).
+int run_pack_modes(Flags& f) {
+    f.p.output = f.o.output, f.p.force = f.o.force, f.p.verbosity = f.o.verbosity;
+    f.p.threads = f.o.threads, f.p.compress = f.o.compress;
+    if (*f.pack) return run_pack(f.p);
+    if (*f.unpack) {
+        f.p.set = f.unpack_args[0];
+        f.p.names.assign(f.unpack_args.begin() + 1, f.unpack_args.end());
+        return run_unpack(f.p);
+    }
+    int rc = 0;
+    std::vector<std::string> others;
+    for (const auto& file : f.o.files) {
+        if (!is_pack_file(file)) others.push_back(file);
+        else rc = std::max(rc, f.o.mode == Mode::List ? run_pack_list(file, f.o.verbosity) : run_pack_test(file, f.p));
+    }
+    if (others.empty() && !f.o.files.empty()) return rc;
+    f.o.files = others;
+    return std::max(rc, run_files(f.o));
+}
+
 int run_parsed(Flags& f) {
     stz::ParseHints hints;
     if (f.n_layer) hints.n_layer = f.n_layer;
@@ -234,6 +275,7 @@ int run_parsed(Flags& f) {
         if (*f.inspect) return run_inspect(f.inspect_files, f.inspect_json, hints);
         if (*f.bench) return run_bench_command(f, hints, prog);
         map_main_flags(f, hints, prog);
+        if (*f.pack || *f.unpack || f.o.mode == Mode::List || f.o.mode == Mode::Test) return run_pack_modes(f);
     } catch (const std::exception& e) {  // usage errors and bad --codec pipelines
         print_error("", e.what());
         return 2;
