@@ -144,3 +144,15 @@ TEST_CASE("pack cli: -t names the damaged member, a cut append is ignored and th
     CHECK(t.find("member #2: damaged member record") != std::string::npos);
     CHECK(t.find("ck/c3.bin : OK") != std::string::npos);  // its cells are intact
 }
+
+TEST_CASE("pack cli: --lossy is refused (a set restores members exactly), nothing is written", "[pack][cli]") {
+    std::string d = temp_dir("pack-lossy");
+    make_folder(d);
+    CHECK(sh("cd " + d + " && " + kBin + " pack -q --lossy=drop:V=6 -o set.stzp ck/c0.bin ck/c1.bin 2> err.txt") == 2);
+    CHECK(slurp(d + "/err.txt").find("--lossy cannot be combined with pack") != std::string::npos);
+    CHECK_FALSE(exists(d + "/set.stzp"));
+    stz::PackOptions opt;
+    opt.compress.lossy = stz::parse_lossy_spec("drop:V=6");
+    stz::MemoryFile set;
+    CHECK_THROWS_WITH(stz::PackWriter::create(set, opt), Catch::Contains("lossy"));
+}

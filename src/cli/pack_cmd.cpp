@@ -119,6 +119,10 @@ int run_pack(const PackCliOptions& o) {
         print_error("", o.files.empty() ? "pack needs at least one file" : "pack needs -o SET.stzp (or --append SET.stzp)");
         return 2;
     }
+    if (o.compress.lossy.active()) {  // a set restores its members byte for byte
+        print_error("", "--lossy cannot be combined with pack (sets store their members exactly)");
+        return 2;
+    }
     try {
         const std::vector<std::string> names = member_names(o.files);
         refuse_set_as_input(o.append.empty() ? o.output : o.append, o.files);

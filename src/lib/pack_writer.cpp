@@ -117,7 +117,11 @@ std::string block_key(const ParsedFile& parsed, const CellGroup& g) {
 }  // namespace
 
 PackWriter::PackWriter(RandomFile& f, const PackOptions& opt)
-    : f_(f), opt_(opt), cache_(std::make_unique<BlockCache>(std::min<uint64_t>(opt.compress.memory_budget / 2, 256ull << 20))) {}
+    : f_(f), opt_(opt), cache_(std::make_unique<BlockCache>(std::min<uint64_t>(opt.compress.memory_budget / 2, 256ull << 20))) {
+    // Members are restored byte for byte; the content check before a commit reads blocks from
+    // the cache of what was written, so a rounding of the blocks would go unnoticed there.
+    if (opt.compress.lossy.active()) throw Error("a set stores its members exactly: lossy modes cannot be used with pack");
+}
 PackWriter::~PackWriter() = default;
 
 std::unique_ptr<PackWriter> PackWriter::create(RandomFile& f, const PackOptions& opt) {
