@@ -239,7 +239,8 @@ Bytes synth_state(stz::ElemType t, bool v_trans, uint32_t cells = 300) {
 TEST_CASE("lossy: the engine stores the rounded file, says so in the header, and only when asked", "[lossy]") {
     const Bytes file = synth_state(ElemType::F32, false);
     CHECK(decompress_bytes(compress_bytes(file)) == file);  // no lossy without the option
-    MemoryStream plain(compress_bytes(file));
+    const Bytes plain_stz = compress_bytes(file);  // the stream reads it in place: keep it alive
+    MemoryStream plain(plain_stz);
     CHECK(ContainerReader(plain).header().property(kLossyProperty) == nullptr);
     CompressOptions opt;
     opt.lossy = parse_lossy_spec("f16-exact");

@@ -246,6 +246,7 @@ RoundingSource::RoundingSource(InputSource& base, const ParsedFile& parsed, cons
 
 void RoundingSource::read_at(uint64_t off, uint8_t* dst, size_t n) {
     base_.read_at(off, dst, n);
+    if (n == 0) return;  // dst may be null
     const uint64_t end = off + n;
     auto it = std::upper_bound(ranges_.begin(), ranges_.end(), off, [](uint64_t o, const Range& r) { return o < r.end; });
     for (; it != ranges_.end() && it->begin < end; ++it) {
