@@ -309,6 +309,24 @@ TEST_CASE("the plan gathers only equal, adjacent layers within the chunk target"
         fast.preset = Preset::Fast;
         CHECK(gathered(make_plan(layers({16, 16, 16}, twelve), fast, 1u << 20)).size() == 1);
     }
+    SECTION("layers back to back, without headers (pack blocks, patch sections), form one run") {
+        ParsedFile pf;
+        pf.format = "pack-block";
+        SectionList list;
+        for (int l = 0; l < 4; ++l) list.add_rows("kv.k[" + std::to_string(l) + "]", SectionKind::KvKey, ElemType::F16, 16, 32);
+        list.add_rows("kv.v[0]", SectionKind::KvValue, ElemType::F16, 16, 32);
+        pf.sections = std::move(list.sections());
+        const Plan p = make_plan(pf, CodecChoice{}, 1u << 20);
+        REQUIRE(gathered(p).size() == 1);
+        CHECK(gathered(p)[0]->name == "kv.k[0]..kv.k[3]");
+        CHECK(gathered(p)[0]->rows == 64);
+        CHECK(p.header.sections.size() == 2);
+        Bytes file = random_bytes(pf.sections.back().offset + pf.sections.back().size, 78);
+        MemorySource src(file);
+        MemorySink sink;
+        compress_parsed(src, pf, sink, CompressOptions{});
+        CHECK(stztest::decompress_bytes(sink.out) == file);
+    }
     SECTION("gathered output round-trips") {
         ParsedFile pf = layers({16, 16, 16, 16, 16, 16}, twelve);
         Bytes file = random_bytes(pf.sections.back().offset + pf.sections.back().size, 77);

@@ -186,7 +186,7 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
         if (head || gatherable(body, codec, by_spec)) {
             const uint64_t record = head + body.size;
             for (size_t j = i; j + stride - 1 < in.size() && (n + 1) * record <= limit; j += stride, ++n)
-                if (in[j].size != head || !same_layout(in[j + stride - 1], body)) break;
+                if ((head && in[j].size != head) || !same_layout(in[j + stride - 1], body)) break;
         }
         if (n < 2) {
             written_of.push_back(static_cast<uint32_t>(out.size()));
