@@ -29,22 +29,6 @@ inline void write_cell(stz::Bytes& file, const stz::CellGroup& g, uint64_t c, co
             std::memcpy(file.data() + p.piece_offset(c, ch), cell + at, p.piece_bytes);
 }
 
-// The corpus folders of STATEZIP_CORPUS (or the build's default), existing ones only.
-inline std::vector<std::string> corpus_folders() {
-    std::string spec;
-    if (const char* e = std::getenv("STATEZIP_CORPUS"); e && *e) spec = e;
-    else spec = STATEZIP_CORPUS_DEFAULT;
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : spec + ":") {
-        if (c == ':' || c == ';') {
-            if (!cur.empty() && std::filesystem::is_directory(cur)) out.push_back(cur);
-            cur.clear();
-        } else cur += c;
-    }
-    return out;
-}
-
 // Path of a corpus file by name, or "" when no corpus folder has it.
 inline std::string corpus_file(const std::string& name) {
     for (const auto& d : corpus_folders())

@@ -342,17 +342,7 @@ TEST_CASE("capi: calls on several threads at once, each with its own error detai
 }
 
 TEST_CASE("capi: every corpus file round-trips through the C API", "[capi][corpus]") {
-    std::string spec;
-    if (const char* e = std::getenv("STATEZIP_CORPUS"); e && *e) spec = e;
-    else spec = STATEZIP_CORPUS_DEFAULT;
-    std::vector<std::string> dirs;
-    std::string cur;
-    for (char c : spec + ":") {
-        if (c == ':' || c == ';') {
-            if (!cur.empty() && fs::is_directory(cur)) dirs.push_back(cur);
-            cur.clear();
-        } else cur += c;
-    }
+    const std::vector<std::string> dirs = corpus_folders();
     if (dirs.empty()) skip_test("no corpus folder (set STATEZIP_CORPUS=../shared/corpus:../shared/corpus-legacy)");
     size_t files = 0;
     for (const auto& d : dirs)

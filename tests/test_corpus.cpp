@@ -17,21 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> corpus_dirs() {
-    std::string spec;
-    if (const char* e = std::getenv("STATEZIP_CORPUS"); e && *e) spec = e;
-    else spec = STATEZIP_CORPUS_DEFAULT;
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : spec + ":") {
-        if (c == ':' || c == ';') {
-            if (!cur.empty() && fs::is_directory(cur)) out.push_back(cur);
-            cur.clear();
-        } else cur += c;
-    }
-    return out;
-}
-
 using Row = std::map<std::string, std::string>;
 
 std::string trim(std::string s) {
@@ -114,7 +99,7 @@ void check_facts(const ParsedFile& pf, const Row& r) {
 }  // namespace
 
 TEST_CASE("corpus: every real file is recognised, agrees with its manifest and round-trips", "[corpus]") {
-    auto dirs = corpus_dirs();
+    auto dirs = corpus_folders();
     if (dirs.empty()) {
         stztest::skip_test("no corpus folder (set STATEZIP_CORPUS=../shared/corpus:../shared/corpus-legacy)");
     }

@@ -14,21 +14,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<fs::path> corpus_files() {
-    std::string spec;
-    if (const char* e = std::getenv("STATEZIP_CORPUS"); e && *e) spec = e;
-    else spec = STATEZIP_CORPUS_DEFAULT;
     std::vector<fs::path> out;
-    std::string cur;
-    for (char c : spec + ":") {
-        if (c != ':' && c != ';') {
-            cur += c;
-            continue;
-        }
-        if (!cur.empty() && fs::is_directory(cur))
-            for (const auto& e : fs::recursive_directory_iterator(cur))
-                if (e.is_regular_file() && e.path().extension() == ".bin") out.push_back(e.path());
-        cur.clear();
-    }
+    for (const std::string& dir : corpus_folders())
+        for (const auto& e : fs::recursive_directory_iterator(dir))
+            if (e.is_regular_file() && e.path().extension() == ".bin") out.push_back(e.path());
     return out;
 }
 

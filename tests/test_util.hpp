@@ -3,12 +3,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 #include <random>
 #include <string>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <vector>
 
 #include "engine.hpp"
 
@@ -23,6 +25,23 @@ inline constexpr int kSkipExitCode = 77;
     std::fprintf(stderr, "SKIPPED: %s\n", why.c_str());
     std::fflush(nullptr);
     std::_Exit(kSkipExitCode);
+}
+
+// The corpus folders of STATEZIP_CORPUS (':' or ';' separated; else the build's default),
+// existing ones only.
+inline std::vector<std::string> corpus_folders() {
+    std::string spec;
+    if (const char* e = std::getenv("STATEZIP_CORPUS"); e && *e) spec = e;
+    else spec = STATEZIP_CORPUS_DEFAULT;
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : spec + ":") {
+        if (c == ':' || c == ';') {
+            if (!cur.empty() && std::filesystem::is_directory(cur)) out.push_back(cur);
+            cur.clear();
+        } else cur += c;
+    }
+    return out;
 }
 
 inline stz::Bytes random_bytes(size_t n, uint64_t seed) {
