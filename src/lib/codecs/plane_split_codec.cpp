@@ -195,11 +195,12 @@ void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
     }
 }
 
-// Quant blocks in storage order: the header bytes one by one, the payload as one copy.
-// Compile-time sizes for the common blocks (q4_0, q8_0: a 2-byte scale) let the copies inline.
-template <bool ToPlanes, uint64_t W, uint64_t H>
-void permute_blocks_fixed(uint8_t* elems, uint8_t* planes, uint64_t n) {
-    constexpr uint64_t body = W - H;
+// Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
+// inlined, so the calls with compile-time sizes for the common blocks (q4_0, q8_0: a 2-byte
+// scale) get inlined copies.
+template <bool ToPlanes>
+[[gnu::always_inline]] inline void permute_blocks(uint8_t* elems, uint8_t* planes, uint64_t n, uint64_t W, uint64_t H) {
+    const uint64_t body = W - H;
     uint8_t* payload = planes + H * n;
     for (uint64_t i = 0; i < n; ++i) {
         uint8_t* e = elems + i * W;
@@ -210,15 +211,10 @@ void permute_blocks_fixed(uint8_t* elems, uint8_t* planes, uint64_t n) {
 
 template <bool ToPlanes>
 void permute_blocks_in_order(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
-    const uint64_t n = g.rows * g.cols, W = P.width, H = P.head, body = W - H;
-    if (H == 2 && W == 18) return permute_blocks_fixed<ToPlanes, 18, 2>(elems, planes, n);
-    if (H == 2 && W == 34) return permute_blocks_fixed<ToPlanes, 34, 2>(elems, planes, n);
-    uint8_t* payload = planes + H * n;
-    for (uint64_t i = 0; i < n; ++i) {
-        uint8_t* e = elems + i * W;
-        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(planes[b * n + i] = e[b]) : void(e[b] = planes[b * n + i]);
-        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
-    }
+    const uint64_t n = g.rows * g.cols, W = P.width, H = P.head;
+    if (H == 2 && W == 18) return permute_blocks<ToPlanes>(elems, planes, n, 18, 2);
+    if (H == 2 && W == 34) return permute_blocks<ToPlanes>(elems, planes, n, 34, 2);
+    permute_blocks<ToPlanes>(elems, planes, n, W, H);
 }
 
 template <bool ToPlanes>
