@@ -10,7 +10,7 @@
 
 #include "../limits.hpp"
 #include "codec_impls.hpp"
-#include "varint.hpp"
+#include "dedup_refs.hpp"
 
 namespace stz {
 
@@ -108,8 +108,7 @@ public:
         const std::vector<uint64_t> hashes = column_hashes(in, l, rows);
         std::unordered_multimap<uint64_t, uint32_t> seen;  // hash -> unique index
         std::vector<uint64_t> unique_cols;
-        Bytes refs;
-        uint64_t last_dup = 0;
+        ReferenceWriter refs;
         for (uint64_t c = 0; c < l.cols; ++c) {
             const uint64_t h = hashes[c];
             int64_t match = -1;
@@ -123,9 +122,7 @@ public:
                     break;
                 }
             if (match >= 0) {
-                put_varint(refs, c - last_dup);
-                put_varint(refs, static_cast<uint64_t>(match));
-                last_dup = c;
+                refs.add(c, static_cast<uint64_t>(match));
             } else {
                 seen.emplace(h, static_cast<uint32_t>(unique_cols.size()));
                 unique_cols.push_back(c);
@@ -137,9 +134,7 @@ public:
         uint8_t* dst = out.data() + at;
         for (uint64_t r = 0; r < rows; ++r)
             for (uint64_t c : unique_cols) copy_value(dst, in.data() + (r * l.cols + c) * l.elem, l.elem), dst += l.elem;
-        append_bytes(out, refs);
-        append_le<uint32_t>(out, static_cast<uint32_t>(refs.size()));
-        out.push_back(1);
+        refs.finish(out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         const Layout l = read_layout(params);
@@ -156,15 +151,23 @@ public:
         const uint64_t rows = out_size / row, body = in.size() - 5 - ref_len;
         if (body % (rows * l.elem)) throw Error("celldedup: bad unique columns");
         const uint64_t n_unique = body / (rows * l.elem);
-        const std::vector<uint64_t> source = column_sources(in.subspan(body, ref_len), l.cols, n_unique);
-        // Unique column u of row r sits at (r * n_unique + u) * elem of the body.
+        ReferenceReader refs(in.subspan(body, ref_len), l.cols, n_unique, "celldedup", "column");
+        // Unique column u of row r sits at (r * n_unique + u) * elem of the body. Columns go in
+        // tiles: their sources are read once per tile, then copied row by row.
         const size_t base = out.size();
         out.resize(base + out_size);
-        uint8_t* dst = out.data() + base;
-        for (uint64_t r = 0; r < rows; ++r) {
-            const uint8_t* src_row = in.data() + r * n_unique * l.elem;
-            for (uint64_t c = 0; c < l.cols; ++c, dst += l.elem) copy_value(dst, src_row + source[c] * l.elem, l.elem);
+        constexpr uint64_t kTile = 256;
+        uint64_t source[kTile];
+        for (uint64_t c0 = 0; c0 < l.cols; c0 += kTile) {
+            const uint64_t n = std::min(kTile, l.cols - c0);
+            for (uint64_t k = 0; k < n; ++k) source[k] = refs.next();
+            for (uint64_t r = 0; r < rows; ++r) {
+                const uint8_t* src_row = in.data() + r * n_unique * l.elem;
+                uint8_t* dst = out.data() + base + (r * l.cols + c0) * l.elem;
+                for (uint64_t k = 0; k < n; ++k, dst += l.elem) copy_value(dst, src_row + source[k] * l.elem, l.elem);
+            }
         }
+        refs.finish();
     }
     size_t max_encoded_size(size_t n) const override { return n + 16; }
     // Each reference (two varints, >= 2 bytes) repeats one column, which is at most the unique body.
@@ -173,38 +176,6 @@ public:
         return saturating_mul_add(encoded / 2, encoded, encoded);
     }
 
-private:
-    static void copy_unchanged(ByteSpan in, Bytes& out) {
-        append_bytes(out, in);
-        out.push_back(0);
-    }
-    // For each output column, the unique column it copies; references must name earlier unique
-    // columns, in increasing column order, and the counts must add up.
-    static std::vector<uint64_t> column_sources(ByteSpan refs, uint64_t n_cols, uint64_t n_unique) {
-        std::vector<uint64_t> source;
-        source.reserve(n_cols);
-        size_t pos = 0;
-        uint64_t u = 0, last = 0;
-        while (pos < refs.size()) {
-            const uint64_t delta = get_varint(refs, pos, "celldedup"), ref = get_varint(refs, pos, "celldedup");
-            if (delta == 0 || delta > n_cols - last) throw Error("celldedup: references out of order");
-            const uint64_t c = last + delta;
-            if (c >= n_cols) throw Error("celldedup: reference past the last column");
-            while (source.size() < c) {
-                if (u >= n_unique) throw Error("celldedup: too few unique columns");
-                source.push_back(u++);
-            }
-            if (ref >= u) throw Error("celldedup: reference to a later column");
-            source.push_back(ref);
-            last = c;
-        }
-        while (source.size() < n_cols) {
-            if (u >= n_unique) throw Error("celldedup: too few unique columns");
-            source.push_back(u++);
-        }
-        if (u != n_unique) throw Error("celldedup: column counts do not match");
-        return source;
-    }
 };
 
 }  // namespace

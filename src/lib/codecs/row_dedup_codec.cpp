@@ -9,7 +9,7 @@
 
 #include "../limits.hpp"
 #include "codec_impls.hpp"
-#include "varint.hpp"
+#include "dedup_refs.hpp"
 
 namespace stz {
 
@@ -34,16 +34,11 @@ public:
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         check_params(params);
         const uint64_t row = load_le<uint64_t>(params.data());
-        if (row == 0 || in.empty() || in.size() % row) {
-            append_bytes(out, in);
-            out.push_back(0);
-            return;
-        }
+        if (row == 0 || in.empty() || in.size() % row) return copy_unchanged(in, out);
         const size_t n = in.size() / row;
         std::unordered_multimap<uint64_t, uint32_t> seen;  // hash -> unique index
         std::vector<size_t> unique_rows;
-        Bytes refs;
-        size_t last_dup = 0;
+        ReferenceWriter refs;
         for (size_t r = 0; r < n; ++r) {
             const uint8_t* p = in.data() + r * row;
             uint64_t h = XXH3_64bits(p, row);
@@ -54,18 +49,14 @@ public:
                     break;
                 }
             if (match >= 0) {
-                put_varint(refs, r - last_dup);
-                put_varint(refs, static_cast<uint64_t>(match));
-                last_dup = r;
+                refs.add(r, static_cast<uint64_t>(match));
             } else {
                 seen.emplace(h, static_cast<uint32_t>(unique_rows.size()));
                 unique_rows.push_back(r);
             }
         }
         for (size_t r : unique_rows) out.insert(out.end(), in.begin() + r * row, in.begin() + (r + 1) * row);
-        append_bytes(out, refs);
-        append_le<uint32_t>(out, static_cast<uint32_t>(refs.size()));
-        out.push_back(1);
+        refs.finish(out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);
@@ -82,31 +73,13 @@ public:
         size_t body = in.size() - 5 - ref_len;
         if (body % row) throw Error("dedup: bad unique rows");
         const size_t n = out_size / row, n_unique = body / row;
-        ByteSpan refs = in.subspan(body, ref_len);
-        size_t pos = 0, next_dup = SIZE_MAX, last = 0, u = 0;
-        uint64_t ref = 0;
-        auto next_ref = [&] {
-            if (pos < refs.size()) {
-                next_dup = last + get_varint(refs, pos, "dedup");
-                ref = get_varint(refs, pos, "dedup");
-                last = next_dup;
-            } else next_dup = SIZE_MAX;
-        };
-        next_ref();
+        ReferenceReader refs(in.subspan(body, ref_len), n, n_unique, "dedup", "row");
         out.reserve(out.size() + out_size);
         for (size_t r = 0; r < n; ++r) {
-            if (r == next_dup) {
-                if (ref >= u) throw Error("dedup: reference to a later row");
-                out.insert(out.end(), in.begin() + ref * row, in.begin() + (ref + 1) * row);
-                next_ref();
-                if (next_dup <= r && next_dup != SIZE_MAX) throw Error("dedup: references out of order");
-            } else {
-                if (u >= n_unique) throw Error("dedup: too few unique rows");
-                out.insert(out.end(), in.begin() + u * row, in.begin() + (u + 1) * row);
-                ++u;
-            }
+            const uint64_t u = refs.next();
+            out.insert(out.end(), in.begin() + u * row, in.begin() + (u + 1) * row);
         }
-        if (u != n_unique || next_dup != SIZE_MAX) throw Error("dedup: row counts do not match");
+        refs.finish();
     }
     size_t max_encoded_size(size_t n) const override { return n + 16; }
     // Unique rows come verbatim; each reference (two varints, >= 2 bytes) repeats one row.

@@ -1,0 +1,85 @@
+// The block layout shared by the dedup codecs (dedup: rows, celldedup: columns): the unique
+// units, then the references {varint unit-index delta >= 1, varint unique index}, their length
+// (u32) and a mode byte last (0 = the input copied unchanged, 1 = deduplicated).
+#pragma once
+#include <string>
+
+#include "../codec.hpp"
+#include "varint.hpp"
+
+namespace stz {
+
+// Writes the references as units are classified in order.
+class ReferenceWriter {
+public:
+    void add(uint64_t unit, uint64_t unique_index) {
+        put_varint(refs_, unit - last_);
+        put_varint(refs_, unique_index);
+        last_ = unit;
+    }
+    bool empty() const { return refs_.empty(); }
+    // Appends the references, their length and mode byte 1 after the unique units in `out`.
+    void finish(Bytes& out) const {
+        append_bytes(out, refs_);
+        append_le<uint32_t>(out, static_cast<uint32_t>(refs_.size()));
+        out.push_back(1);
+    }
+
+private:
+    Bytes refs_;
+    uint64_t last_ = 0;
+};
+
+inline void copy_unchanged(ByteSpan in, Bytes& out) {
+    append_bytes(out, in);
+    out.push_back(0);
+}
+
+// Reads the references lazily (no table per unit: memory stays what the block holds). For
+// unit 0, 1, 2, ... in order, next() gives the unique unit it copies: a reference's, or the
+// next unique one. References must name earlier unique units, in increasing unit order, and
+// the counts must add up (finish()).
+class ReferenceReader {
+public:
+    ReferenceReader(ByteSpan refs, uint64_t n_units, uint64_t n_unique, const char* codec, const char* unit)
+        : refs_(refs), n_(n_units), n_unique_(n_unique), codec_(codec), unit_(unit) {
+        read_ref();
+    }
+    uint64_t next() {
+        if (at_ == next_ref_) {
+            if (ref_ >= u_) fail("reference to a later " + unit_);
+            ++at_;
+            const uint64_t r = ref_;
+            read_ref();
+            return r;
+        }
+        if (u_ >= n_unique_) fail("too few unique " + unit_ + "s");
+        ++at_;
+        return u_++;
+    }
+    void finish() const {
+        if (at_ != n_ || u_ != n_unique_ || next_ref_ != kNone) fail(unit_ + " counts do not match");
+    }
+
+private:
+    static constexpr uint64_t kNone = UINT64_MAX;
+    [[noreturn]] void fail(const std::string& why) const { throw Error(codec_ + ": " + why); }
+    void read_ref() {
+        if (pos_ >= refs_.size()) {
+            next_ref_ = kNone;
+            return;
+        }
+        const uint64_t delta = get_varint(refs_, pos_, codec_.c_str());
+        ref_ = get_varint(refs_, pos_, codec_.c_str());
+        const uint64_t base = next_ref_ == kNone ? 0 : next_ref_;
+        if (delta == 0 || delta >= n_ - base) fail("references out of order");
+        next_ref_ = base + delta;
+    }
+    ByteSpan refs_;
+    size_t pos_ = 0;
+    uint64_t n_, n_unique_;
+    std::string codec_, unit_;
+    uint64_t at_ = 0, u_ = 0, ref_ = 0, next_ref_ = kNone;
+};
+
+}  // namespace stz
