@@ -313,6 +313,11 @@ TEST_CASE("lossy: bitpack keeps only the varying bits and refuses inconsistent p
     Bytes rnd = random_bytes(500, 2), enc2;
     c->encode(rnd, {}, enc2);
     CHECK(enc2.size() == rnd.size() + 2);  // nothing to gain: planes then stores the plane
+    CHECK_FALSE(c->may_shrink(rnd, {}));     // ... and knows it without encoding
+    CHECK(c->may_shrink(in, {}));
+    in[1000] = static_cast<uint8_t>(in[1000] ^ 0x1f);  // the last byte makes every bit vary
+    CHECK_FALSE(c->may_shrink(in, {}));
+    in[1000] = static_cast<uint8_t>(in[1000] ^ 0x1f);
     Bytes out;
     CHECK_THROWS_AS(c->decode(enc, {}, in.size() + 8, out), Error);  // size does not match
     Bytes overlap = enc;

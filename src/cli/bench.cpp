@@ -66,52 +66,71 @@ CodecChoice choice_for(const std::string& p) {
     return c;
 }
 
-// `lossy`: compressed with that mode; the round trip must then give `expect` (the rounded file).
-Row bench_pipeline(const Bytes& data, const ParsedFile& pf, const std::string& name, int runs, unsigned threads,
-                   const LossySpec& lossy = {}, const Bytes* expect = nullptr) {
+// One pipeline under test: its options, its timings and its last output.
+struct Trial {
     Row row;
-    row.pipeline = lossy.active() ? name + " --lossy=" + lossy.text() : name;
     CompressOptions opt;
-    opt.codec = choice_for(name);
-    opt.lossy = lossy;
-    opt.threads = threads;
     std::vector<double> ct, dt;
-    MemorySink last;
-    for (int i = 0; i <= runs; ++i) {  // run 0 is the warm-up
-        MemorySource src(data);
-        MemorySink sink;
-        auto t0 = Clock::now();
-        CompressResult r = compress_parsed(src, pf, sink, opt);
-        auto t1 = Clock::now();
-        if (i) ct.push_back(std::chrono::duration<double>(t1 - t0).count());
-        if (i == runs) {
-            for (size_t s = 0; s < pf.sections.size(); ++s) {
-                const Section& sec = pf.sections[s];
-                std::string key = section_kind_name(sec.kind);
-                if (sec.kind == SectionKind::KvKey || sec.kind == SectionKind::KvValue) key += "/" + sec.type_string();
-                auto& g = row.groups[key];
-                g.first += r.sections[s].raw;
-                g.second += r.sections[s].stored;
+    Bytes packed;
+};
+
+// Every pipeline in turn within each run (run 0 is the warm-up), compression runs first and
+// then decompression runs: a shared machine's drifting speed then weighs on all pipelines
+// alike, and each speed is a median over runs. `lossy`: compressed with that mode; each round
+// trip must give `expect` (the rounded file), else `data`.
+std::vector<Row> bench_pipelines(const Bytes& data, const ParsedFile& pf, const std::vector<std::string>& names, int runs,
+                                 unsigned threads, const LossySpec& lossy = {}, const Bytes* expect = nullptr) {
+    std::vector<Trial> trials(names.size());
+    for (size_t k = 0; k < names.size(); ++k) {
+        Trial& t = trials[k];
+        t.row.pipeline = lossy.active() ? names[k] + " --lossy=" + lossy.text() : names[k];
+        t.opt.codec = choice_for(names[k]);
+        t.opt.lossy = lossy;
+        t.opt.threads = threads;
+    }
+    for (int i = 0; i <= runs; ++i)
+        for (Trial& t : trials) {
+            MemorySource src(data);
+            MemorySink sink;
+            auto t0 = Clock::now();
+            CompressResult r = compress_parsed(src, pf, sink, t.opt);
+            auto t1 = Clock::now();
+            if (i) t.ct.push_back(std::chrono::duration<double>(t1 - t0).count());
+            if (i == runs) {
+                for (size_t s = 0; s < pf.sections.size(); ++s) {
+                    const Section& sec = pf.sections[s];
+                    std::string key = section_kind_name(sec.kind);
+                    if (sec.kind == SectionKind::KvKey || sec.kind == SectionKind::KvValue) key += "/" + sec.type_string();
+                    auto& g = t.row.groups[key];
+                    g.first += r.sections[s].raw;
+                    g.second += r.sections[s].stored;
+                }
             }
+            t.packed = std::move(sink.out);
         }
-        last.out = std::move(sink.out);
+    for (int i = 0; i <= runs; ++i)
+        for (Trial& t : trials) {
+            MemoryStream in(t.packed);
+            MemorySink out;
+            out.out.reserve(data.size());
+            auto t0 = Clock::now();
+            decompress_stream(in, out, threads);
+            auto t1 = Clock::now();
+            if (i) t.dt.push_back(std::chrono::duration<double>(t1 - t0).count());
+            if (out.out != (expect ? *expect : data))
+                throw Error("round trip of pipeline " + t.row.pipeline + " is not byte-exact");
+        }
+    std::vector<Row> rows;
+    for (Trial& t : trials) {
+        Row& row = t.row;
+        row.verified = true;
+        row.compressed = t.packed.size();
+        row.ratio = row.compressed ? double(data.size()) / row.compressed : 0;
+        row.c_mbps = data.size() / 1e6 / median(t.ct);
+        row.d_mbps = data.size() / 1e6 / median(t.dt);
+        rows.push_back(std::move(row));
     }
-    for (int i = 0; i <= runs; ++i) {
-        MemoryStream in(last.out);
-        MemorySink out;
-        out.out.reserve(data.size());
-        auto t0 = Clock::now();
-        decompress_stream(in, out, threads);
-        auto t1 = Clock::now();
-        if (i) dt.push_back(std::chrono::duration<double>(t1 - t0).count());
-        if (out.out != (expect ? *expect : data)) throw Error("round trip of pipeline " + row.pipeline + " is not byte-exact");
-    }
-    row.verified = true;
-    row.compressed = last.out.size();
-    row.ratio = row.compressed ? double(data.size()) / row.compressed : 0;
-    row.c_mbps = data.size() / 1e6 / median(ct);
-    row.d_mbps = data.size() / 1e6 / median(dt);
-    return row;
+    return rows;
 }
 
 std::vector<Row> bench_external(const std::string& file, const Bytes& data, int runs) {
@@ -266,16 +285,15 @@ int run_bench(const BenchOptions& b) {
                         fr.float_kv_bytes += s.size;
                         fr.float_kv_bound += bits * (s.size / elem_type_info(s.type).block_bytes) / 8;
                     }
-            size_t total = pipes.size() + (b.external ? 5 : 0), done = 0;
-            for (const auto& p : pipes) {
-                if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu/%zu %s", printable(f).c_str(), ++done, total, printable(p).c_str());
-                fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads));
-            }
-            for (const auto& spec : b.lossy) {  // the preset rows again, lossy (compact: presets only)
+            if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu pipelines", printable(f).c_str(), pipes.size());
+            for (Row& r : bench_pipelines(data, pf, pipes, b.runs, b.threads)) fr.rows.push_back(std::move(r));
+            std::vector<std::string> presets;  // the preset rows again, lossy (compact: presets only)
+            for (const auto& p : pipes)
+                if (preset_from_name(p)) presets.push_back(p);
+            for (const auto& spec : b.lossy) {
                 const LossySpec ls = parse_lossy_spec(spec);
                 const Bytes rounded = apply_lossy(data, pf, ls);
-                for (const auto& p : pipes)
-                    if (preset_from_name(p)) fr.rows.push_back(bench_pipeline(data, pf, p, b.runs, b.threads, ls, &rounded));
+                for (Row& r : bench_pipelines(data, pf, presets, b.runs, b.threads, ls, &rounded)) fr.rows.push_back(std::move(r));
             }
             if (b.external) {
                 if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", printable(f).c_str());

@@ -1,6 +1,6 @@
 #include "cells.hpp"
 
-#include <xxhash.h>
+#include "hashing.hpp"
 
 #include <cstring>
 

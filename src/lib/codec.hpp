@@ -44,6 +44,12 @@ public:
     // no silent defaults. Default: no parameters.
     virtual void check_params(ByteSpan params) const;
     virtual void encode(ByteSpan in, ByteSpan params, Bytes& out) const = 0;
+    // False when encode certainly cannot make `in` smaller, found cheaply: a graph stage then
+    // stores the input without encoding it (and copying it twice). Default: it may.
+    virtual bool may_shrink(ByteSpan in, ByteSpan params) const {
+        (void)in, (void)params;
+        return true;
+    }
     // Must append exactly `out_size` bytes to `out` or throw; `in` and `params` are untrusted.
     virtual void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const = 0;
     // The spec string for these parameters, e.g. "zstd:19:long".

@@ -2,7 +2,7 @@
 
 #include "wire.hpp"
 
-#include <xxhash.h>
+#include "hashing.hpp"
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 

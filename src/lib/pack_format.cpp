@@ -1,6 +1,6 @@
 #include "pack_format.hpp"
 
-#include <xxhash.h>
+#include "hashing.hpp"
 
 #include <algorithm>
 #include <cstdio>

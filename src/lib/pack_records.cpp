@@ -1,6 +1,6 @@
 #include "pack_records.hpp"
 
-#include <xxhash.h>
+#include "hashing.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #include "patch.hpp"
 
-#include <xxhash.h>
+#include "hashing.hpp"
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 

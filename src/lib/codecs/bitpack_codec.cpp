@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <utility>
 
 #include "codec_impls.hpp"
 
@@ -34,6 +35,16 @@ uint8_t scatter_bits(uint8_t v, uint8_t mask) {
 
 uint64_t packed_bytes(uint64_t n, unsigned k) { return (n * k + 7) / 8; }
 
+// {the bits that vary across `in`, the AND of all bytes}. By blocks, stopping once every bit
+// varies (near-random planes: after a few bytes).
+std::pair<uint8_t, uint8_t> varying_bits(ByteSpan in) {
+    if (in.empty()) return {0, 0};
+    uint8_t all_or = in[0], all_and = all_or;
+    for (size_t i = 0; i < in.size() && (all_or ^ all_and) != 0xff; i += 256)
+        for (size_t j = i, end = std::min(in.size(), i + 256); j < end; ++j) all_or |= in[j], all_and &= in[j];
+    return {static_cast<uint8_t>(all_or ^ all_and), all_and};
+}
+
 class BitpackCodec final : public Codec {
 public:
     uint8_t id() const override { return kBitpackId; }
@@ -42,13 +53,11 @@ public:
         if (!args.empty()) throw Error("bitpack takes no arguments");
         return {};
     }
+    // Near-random planes (exact mantissa bytes): every bit varies within a few bytes.
+    bool may_shrink(ByteSpan in, ByteSpan) const override { return std::popcount(varying_bits(in).first) < 8; }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         check_params(params);
-        uint8_t all_or = in.empty() ? 0 : in[0], all_and = all_or;
-        // By blocks, stopping once every bit varies (near-random planes: after a few bytes).
-        for (size_t i = 0; i < in.size() && (all_or ^ all_and) != 0xff; i += 256)
-            for (size_t j = i, end = std::min(in.size(), i + 256); j < end; ++j) all_or |= in[j], all_and &= in[j];
-        const uint8_t vary = in.empty() ? 0 : all_or ^ all_and;
+        const auto [vary, all_and] = varying_bits(in);
         out.push_back(vary);
         out.push_back(all_and & static_cast<uint8_t>(~vary));
         const unsigned k = std::popcount(vary);

@@ -3,7 +3,7 @@
 // flash-attention cache: 40-45% repeats on real files). Output: the unique rows, then the
 // references {varint row-index delta, varint unique-row index}, their length (u32) and a
 // mode byte (0 = copied unchanged, 1 = deduplicated) last, so row alignment is kept.
-#include <xxhash.h>
+#include "../hashing.hpp"
 
 #include <unordered_map>
 
