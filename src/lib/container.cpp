@@ -106,7 +106,17 @@ static Bytes encode_header(const ContainerHeader& h) {
     // matters for small state files. Flag bit 0 marks a compressed body: u32 size + zstd frame.
     Bytes packed(4 + ZSTD_compressBound(body.size()));
     store_le<uint32_t>(packed.data(), static_cast<uint32_t>(body.size()));
-    size_t n = ZSTD_compress(packed.data() + 4, packed.size() - 4, body.data(), body.size(), 19);
+    // Level 9: within 6 bytes a file of level 19 on the corpus, at a fifth of the time (level 19
+    // was 20 % of the instructions of a --fast compression of a 170 KB file). One context per
+    // thread: pack writes a header per block.
+    constexpr int kHeaderLevel = 9;
+    struct HeaderCCtx {
+        ZSTD_CCtx* c = ZSTD_createCCtx();
+        ~HeaderCCtx() { ZSTD_freeCCtx(c); }
+    };
+    thread_local HeaderCCtx ctx;
+    if (!ctx.c) throw std::bad_alloc();
+    size_t n = ZSTD_compressCCtx(ctx.c, packed.data() + 4, packed.size() - 4, body.data(), body.size(), kHeaderLevel);
     const bool compress = !ZSTD_isError(n) && 4 + n < body.size();
     if (compress) packed.resize(4 + n);
     const Bytes& stored = compress ? packed : body;

@@ -1,8 +1,9 @@
 #include "pack_records.hpp"
 
-#include "hashing.hpp"
-
 #include <algorithm>
+#include <memory>
+
+#include "hashing.hpp"
 
 namespace stz {
 
@@ -124,12 +125,13 @@ Hash128 whole_hash(InputSource& in) {
     XXH3_state_t* st = XXH3_createState();
     if (!st) throw std::bad_alloc();
     XXH3_128bits_reset(st);
-    Bytes buf(std::min<uint64_t>(in.size(), 4u << 20));
+    const size_t cap = static_cast<size_t>(std::min<uint64_t>(in.size(), 4u << 20));
+    const auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);  // read_at fills what is hashed
     try {
         for (uint64_t off = 0; off < in.size();) {
-            const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - off));
-            in.read_at(off, buf.data(), n);
-            XXH3_128bits_update(st, buf.data(), n);
+            const size_t n = static_cast<size_t>(std::min<uint64_t>(cap, in.size() - off));
+            in.read_at(off, buf.get(), n);
+            XXH3_128bits_update(st, buf.get(), n);
             off += n;
         }
     } catch (...) {
