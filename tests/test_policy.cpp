@@ -23,9 +23,10 @@ Section kv(SectionKind kind, ElemType type, uint64_t rows, bool transposed = fal
     return l.sections()[0];
 }
 
-std::string spec(Preset p, const Section& s) {
+std::string spec(Preset p, const Section& s, bool patch_rows = false) {
     CodecChoice c;
     c.preset = p;
+    c.patch_rows = patch_rows;
     return choose_pipeline(s, c);
 }
 
@@ -45,19 +46,24 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=zstd:3)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100)) == "dedup+planes:rm(top=rans:1,rest=zstd:3)");
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::F16, 100)) == "planes(top=rans:1,rest=bitpack)");
-    // Quant K: order-1 rANS on the quants; a small section also tries zstd on them (per chunk, the smaller).
+    // Quant K: order-1 rANS on the quants; the few new rows of a patch also try zstd on them
+    // (per chunk, the smaller), whole files never (their small layers are gathered).
     const Section big_q8k = kv(K::KvKey, ElemType::Q8_0, 4000), small_q8k = kv(K::KvKey, ElemType::Q8_0, 100);
     REQUIRE(big_q8k.size >= 64 << 10);
     REQUIRE(small_q8k.size < 64 << 10);
-    CHECK(spec(Preset::Default, big_q8k) == "planes(top=rans:1,q=rans:1,rest=zstd:3)");
-    CHECK(spec(Preset::Default, small_q8k) == "planes(top=rans:1,q=rans:1,rest=zstd:3)|planes(top=rans:1,q=zstd:6,rest=zstd:3)");
+    const std::string quant_k = "planes(top=rans:1,q=rans:1,rest=zstd:3)";
+    CHECK(spec(Preset::Default, big_q8k) == quant_k);
+    CHECK(spec(Preset::Default, small_q8k) == quant_k);
+    CHECK(spec(Preset::Default, big_q8k, true) == quant_k);
+    CHECK(spec(Preset::Default, small_q8k, true) == quant_k + "|planes(top=rans:1,q=zstd:6,rest=zstd:3)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100), true) == "dedup+planes:rm(all=zstd:3)");
     // Every graph above parses into alternatives the plan can run.
     for (Preset p : {Preset::Fast, Preset::Default, Preset::Max})
         for (const Section& s : {big_q8k, small_q8k, kv(K::KvValue, ElemType::BF16, 100, true)})
             CHECK_FALSE(parse_alternatives(spec(p, s), s.shape()).empty());
 }
 
-TEST_CASE("policy: small quant K sections with alternatives are still gathered across layers", "[plan]") {
+TEST_CASE("policy: quant K layers with alternatives are still gathered across layers", "[plan]") {
     // [hdr, K] x 6 layers of 300 rows of q8_0 (20 KB): each K layer is small, so it has two
     // alternatives, both lone planes graphs: the run is one gathered section.
     ParsedFile pf;
@@ -68,6 +74,7 @@ TEST_CASE("policy: small quant K sections with alternatives are still gathered a
     }
     pf.sections = std::move(l.sections());
     CodecChoice c;
+    c.patch_rows = true;
     Plan p = make_plan(pf, c, 1 << 20);
     size_t gathered = 0;
     for (const auto& s : p.sections)

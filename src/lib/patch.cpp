@@ -411,6 +411,7 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
 
     StreamSource stream(file, std::move(head), map);
     CompressOptions so = opt;
+    so.codec.patch_rows = true;
     so.properties.push_back({kReferenceProperty, identify_reference(ref, ref_name).value(), true});
     so.properties.push_back({kPatchedSizeProperty, std::to_string(file.size()), false});
     PatchResult res;

@@ -55,8 +55,9 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 
 // K/V (and recurrent-state) sections, by preset and element type. Measured on the real
 // corpus (bench/RESULTS.md; study: ../shared/docs/studies/entropy-coders.md):
-//  fast     byte planes in storage order, each its own zstd -1 frame (its own literal
-//           statistics); the near-random low bytes of floats stored. Smaller than zstd -19.
+//  fast     byte planes in storage order, each coded on its own: the sign/exponent plane by
+//           zstd -1 (f16) or order-0 rANS (bf16, f32), quant planes by zstd -1; the near-random
+//           low bytes of floats stored. Smaller than zstd -19.
 //  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
 //           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
 //           mantissa bytes are stored (bitpack: only their varying bits, so the low bits
@@ -65,7 +66,7 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 constexpr uint64_t kSmallQuantKBytes = 64 << 10;
 
-static std::string kv_pipeline(const Section& s, Preset p) {
+static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     const auto& t = elem_type_info(s.type);
     const std::string trim = s.shape().keep_bytes ? "trim+" : "";
     const bool block = t.kind == ElemKind::Block;
@@ -92,10 +93,12 @@ static std::string kv_pipeline(const Section& s, Preset p) {
     else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
-    // Small quant K sections (the new rows of a --patch-from, short contexts): order-1 tables
-    // may not pay there and zstd's matches may; each chunk keeps the smaller of the two
-    // (srv-conv10 q8_0 patch: 95,040 -> 94,269 bytes).
-    if (block && !value && s.size < kSmallQuantKBytes) graph += "|" + trim + "planes(top=rans:1,q=zstd:6,rest=zstd:3)";
+    // The new quant K rows of a patch, when few: order-1 tables may not pay there and zstd's
+    // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,269
+    // bytes). Not in whole files, whose small layers are gathered: trying both cost 34 % more
+    // time on the hd32 q8_0 files for no byte saved.
+    if (patch_rows && block && !value && s.size < kSmallQuantKBytes)
+        graph += "|" + trim + "planes(top=rans:1,q=zstd:6,rest=zstd:3)";
     graph = trim + dedup + graph;
     if (p == Preset::Default) return graph;
     std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
@@ -124,7 +127,7 @@ std::string choose_pipeline(const Section& s, const CodecChoice& c) {
             return "chanctx|shuffle+" + meta + "|planes:rm(top=rans:1,rest=store)";
         case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState:
             if (!typed) return (s.shape().keep_bytes ? "trim+" : "") + general;
-            return kv_pipeline(s, p);
+            return kv_pipeline(s, p, c.patch_rows);
         default: return meta;
     }
 }

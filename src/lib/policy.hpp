@@ -16,6 +16,9 @@ struct CodecChoice {
     int level = 0;  // 0: the preset's own; otherwise the level of the general-purpose stage
     std::string all;                            // one pipeline for every section
     std::map<std::string, std::string> groups;  // group ("kv", "meta", "logits", "zero", "opaque") -> pipeline
+    // The K/V sections hold only the new rows of a --patch-from (all layers' in one section,
+    // often small): small quant K sections then also try zstd on the quants.
+    bool patch_rows = false;
 };
 
 // Parses "--codec" text: either a pipeline, or "group=pipeline,group=pipeline".
