@@ -134,7 +134,7 @@ std::vector<Section> merge_tiny_runs(const std::vector<Section>& in, std::vector
 // files they alternate with small per-layer headers: [hdr, K] x n_layer. A run of such pairs
 // with equal head sizes and equal body layouts is written as one section of records (the
 // heads ride along in planes' record heads), at most kMaxGatherBytes long. Only sections
-// whose pipelines are all lone `planes` graphs are gathered: the other codecs know no records.
+// whose alternatives all start with a `planes` graph are gathered: the other codecs know no records.
 constexpr uint64_t kMinGatherBlockBody = 16u << 10;
 
 bool gatherable(const Section& body, const CodecChoice& codec, std::map<std::string, bool>& by_spec) {
@@ -149,8 +149,8 @@ bool gatherable(const Section& body, const CodecChoice& codec, std::map<std::str
     auto it = by_spec.find(spec);
     if (it == by_spec.end()) {
         const std::vector<Pipeline> alts = parse_alternatives(spec, body.shape());
-        const bool all_planes = std::all_of(alts.begin(), alts.end(), [](const Pipeline& p) {
-            return p.stages.size() == 1 && p.stages[0].codec->name() == "planes";
+        const bool all_planes = !alts.empty() && std::all_of(alts.begin(), alts.end(), [](const Pipeline& p) {
+            return !p.stages.empty() && p.stages[0].codec->name() == "planes";
         });
         it = by_spec.emplace(spec, all_planes).first;
     }

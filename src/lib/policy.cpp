@@ -94,7 +94,7 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
     // The new quant K rows of a patch, when few: order-1 tables may not pay there and zstd's
-    // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,269
+    // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,276
     // bytes). Not in whole files, whose small layers are gathered: trying both cost 34 % more
     // time on the hd32 q8_0 files for no byte saved.
     if (patch_rows && block && !value && s.size < kSmallQuantKBytes)
