@@ -129,7 +129,8 @@ def write_results(args, files, per_file, kv, speed_by_type, bound_by_type):
          "tools as processes on files in a temp folder (their start-up is included, which penalises them on small files).",
          "Ratio = original bytes / compressed bytes. MB/s = original bytes per second. ×zstd:3 = speed as a multiple of",
          "statezip's in-process `zstd:3` measured in the same run on the same bytes (the fair speed reference on a",
-         "shared, noisy machine).", ""]
+         "shared, noisy machine); within each run every statezip pipeline is timed in turn, so a drifting machine",
+         "speed weighs on all of them alike.", ""]
     # Totals per folder
     L += ["## Totals per corpus folder", ""]
     folders = sorted({fr["folder"] for fr in per_file})
