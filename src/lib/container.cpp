@@ -6,6 +6,8 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
+#include "zstd_context.hpp"
+
 namespace stz {
 
 uint64_t hash64(ByteSpan d) { return XXH3_64bits(d.data(), d.size()); }
@@ -110,12 +112,7 @@ static Bytes encode_header(const ContainerHeader& h) {
     // was 20 % of the instructions of a --fast compression of a 170 KB file). One context per
     // thread: pack writes a header per block.
     constexpr int kHeaderLevel = 9;
-    struct HeaderCCtx {
-        ZSTD_CCtx* c = ZSTD_createCCtx();
-        ~HeaderCCtx() { ZSTD_freeCCtx(c); }
-    };
-    thread_local HeaderCCtx ctx;
-    if (!ctx.c) throw std::bad_alloc();
+    thread_local ZstdCCtx ctx;
     size_t n = ZSTD_compressCCtx(ctx.c, packed.data() + 4, packed.size() - 4, body.data(), body.size(), kHeaderLevel);
     const bool compress = !ZSTD_isError(n) && 4 + n < body.size();
     if (compress) packed.resize(4 + n);

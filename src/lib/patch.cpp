@@ -11,6 +11,7 @@
 #include "codecs/varint.hpp"
 #include "patch_io.hpp"
 #include "patch_map.hpp"
+#include "zstd_context.hpp"
 
 namespace stz {
 
@@ -301,14 +302,13 @@ Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map) {
     }
     const size_t at = head.size();
     head.resize(at + ZSTD_compressBound(content.size()));
-    ZSTD_CCtx* c = ZSTD_createCCtx();
-    if (!c) throw std::bad_alloc();
+    ZstdCCtx ctx;
+    ZSTD_CCtx* c = ctx.c;
     ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 19);
     ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log(dict.size() + content.size()));
     ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
     if (!dict.empty()) ZSTD_CCtx_refPrefix(c, dict.data(), dict.size());
     size_t n = ZSTD_compress2(c, head.data() + at, head.size() - at, content.data(), content.size());
-    ZSTD_freeCCtx(c);
     if (ZSTD_isError(n)) throw Error(std::string("--patch-from: zstd: ") + ZSTD_getErrorName(n));
     head.resize(at + n);
     return head;
@@ -342,12 +342,11 @@ PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
         throw DataError("corrupt patch frame", pos);
     const Bytes dict = read_dictionary(ref, dict_extents);
     Bytes content(size);
-    ZSTD_DCtx* d = ZSTD_createDCtx();
-    if (!d) throw std::bad_alloc();
+    ZstdDCtx ctx;
+    ZSTD_DCtx* d = ctx.d;
     ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
     if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
     size_t got = ZSTD_decompressDCtx(d, content.data(), content.size(), frame.data(), frame.size());
-    ZSTD_freeDCtx(d);
     if (ZSTD_isError(got) || got != content.size()) throw DataError("corrupt patch frame", pos);
     size_t map_len = 0;
     PatchMap m = decode_patch_map(content, 0, &map_len);

@@ -2,20 +2,12 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
+#include "../zstd_context.hpp"
 #include "codec_impls.hpp"
 
 namespace stz {
 
 namespace {
-
-struct CCtxHolder {
-    ZSTD_CCtx* c = ZSTD_createCCtx();
-    ~CCtxHolder() { ZSTD_freeCCtx(c); }
-};
-struct DCtxHolder {
-    ZSTD_DCtx* d = ZSTD_createDCtx();
-    ~DCtxHolder() { ZSTD_freeDCtx(d); }
-};
 
 class ZstdCodec final : public Codec {
     static constexpr int kMinLevel = -7;
@@ -42,7 +34,7 @@ public:
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
         check_params(params);
-        thread_local CCtxHolder ctx;
+        thread_local ZstdCCtx ctx;
         int level = static_cast<int8_t>(params[0]);
         bool lng = params[1];
         ZSTD_CCtx_reset(ctx.c, ZSTD_reset_session_and_parameters);
@@ -62,7 +54,7 @@ public:
         unsigned long long bound = ZSTD_decompressBound(in.data(), in.size());
         if (bound == ZSTD_CONTENTSIZE_ERROR) throw Error("zstd: corrupt frame");
         if (bound < out_size) throw Error("zstd: the frame cannot hold the declared size");
-        thread_local DCtxHolder ctx;
+        thread_local ZstdDCtx ctx;
         size_t base = out.size();
         out.resize(base + out_size);
         size_t n = ZSTD_decompressDCtx(ctx.d, out.data() + base, out_size, in.data(), in.size());
