@@ -39,12 +39,6 @@ struct FileResult {
     double float_kv_bound = 0;    // their per-channel order-0 bound, in bytes
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::vector<std::string> default_pipelines(bool quick) {
     if (quick) return {"fast", "default", "max", "lz4", "zstd:3", "zstd:19", "lzma:9"};
     std::vector<std::string> v = {"fast", "default", "max"};

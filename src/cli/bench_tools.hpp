@@ -24,6 +24,9 @@ private:
     std::vector<int> slots_;
 };
 
+// The median of timed runs (0 for none).
+double median(std::vector<double> v);
+
 // True if `tool` is an executable file in a PATH folder.
 bool have_tool(const std::string& tool);
 
