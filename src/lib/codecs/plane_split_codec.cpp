@@ -261,8 +261,8 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
         out.push_back(plane[0]);
         return;
     }
-    const Stage* first = recipe.stages.empty() ? nullptr : &recipe.stages[0];
-    if (!plane.empty() && !is_store(recipe) && first->codec->may_shrink(plane, first->params)) {
+    const bool may_shrink = !recipe.stages.empty() && recipe.stages[0].codec->may_shrink(plane, recipe.stages[0].params);
+    if (!plane.empty() && !is_store(recipe) && may_shrink) {
         EncodedChunk e = encode_pipeline(recipe, plane);
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
