@@ -16,6 +16,7 @@ stz::CompressResult compress_with_reference(stz::InputSource& in, stz::InputSour
     stz::PatchResult p = stz::compress_patch(in, ref, ref_name, out, opt);
     detail = std::to_string(p.shared_cells) + " of " + std::to_string(p.file_cells) + " KV cells and " +
              std::to_string(p.shared_token_bytes / 4) + " tokens taken from the reference";
+    if (p.predicted_tokens) detail += ", " + std::to_string(p.predicted_tokens) + " tokens predicted from their cells";
     stz::CompressResult r = std::move(p.stored);
     r.original_bytes = p.original_bytes;
     r.compressed_bytes = p.compressed_bytes;

@@ -122,25 +122,17 @@ Bytes pack_header() {
 }
 
 Hash128 whole_hash(InputSource& in) {
-    XXH3_state_t* st = XXH3_createState();
-    if (!st) throw std::bad_alloc();
-    XXH3_128bits_reset(st);
+    Hasher128 h;
     const size_t cap = static_cast<size_t>(std::min<uint64_t>(in.size(), 4u << 20));
     const auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);  // read_at fills what is hashed
-    try {
-        for (uint64_t off = 0; off < in.size();) {
-            const size_t n = static_cast<size_t>(std::min<uint64_t>(cap, in.size() - off));
-            in.read_at(off, buf.get(), n);
-            XXH3_128bits_update(st, buf.get(), n);
-            off += n;
-        }
-    } catch (...) {
-        XXH3_freeState(st);
-        throw;
+    for (uint64_t off = 0; off < in.size();) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(cap, in.size() - off));
+        in.read_at(off, buf.get(), n);
+        h.update(buf.get(), n);
+        off += n;
     }
-    XXH128_hash_t h = XXH3_128bits_digest(st);
-    XXH3_freeState(st);
-    return {h.low64, h.high64};
+    const auto d = h.digest();
+    return {d[0], d[1]};
 }
 
 RecordHead read_record_head(InputSource& f, uint64_t off) {

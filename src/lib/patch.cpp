@@ -11,30 +11,12 @@
 #include "codecs/varint.hpp"
 #include "patch_io.hpp"
 #include "patch_map.hpp"
+#include "token_model.hpp"
 #include "zstd_context.hpp"
 
 namespace stz {
 
 namespace {
-
-class Hasher128 {
-public:
-    Hasher128() : st_(XXH3_createState()) {
-        if (!st_) throw std::bad_alloc();
-        XXH3_128bits_reset(st_);
-    }
-    ~Hasher128() { XXH3_freeState(st_); }
-    Hasher128(const Hasher128&) = delete;
-    Hasher128& operator=(const Hasher128&) = delete;
-    void update(const uint8_t* d, size_t n) { XXH3_128bits_update(st_, d, n); }
-    std::array<uint64_t, 2> digest() const {
-        XXH128_hash_t h = XXH3_128bits_digest(st_);
-        return {h.low64, h.high64};
-    }
-
-private:
-    XXH3_state_t* st_;
-};
 
 std::array<uint64_t, 2> hash_source(InputSource& in) {
     Hasher128 h;
@@ -68,6 +50,7 @@ TokenShare share_tokens(InputSource& file, const ParsedFile& fp, InputSource& re
     };
     TokenShare t;
     auto fi = first_tokens(fp), ri = first_tokens(rp);
+    t.section = fi;
     if (!fi || !ri) return t;
     const Section &fs = fp.sections[*fi], &rs = rp.sections[*ri];
     uint64_t n = std::min(fs.size, rs.size) / 4 * 4;
@@ -218,7 +201,7 @@ ParsedFile plan_stream(const ParsedFile& fp, const Matching& mt, const TokenShar
                 s.size = m * p.row_bytes;
             }
             if (map.groups[reg.group].parts[0].in_meta) s.size = 0;  // its new rows are in the meta frame
-        } else if (tok.section == i && tok.shared > 0) {
+        } else if (tok.section && *tok.section == i && tok.shared > 0) {
             reg.kind = RegionKind::Tokens, reg.ref_offset = tok.ref_offset, reg.shared = tok.shared;
             s.size -= tok.shared;
             s.rows = s.size ? 1 : 0;
@@ -268,6 +251,48 @@ Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents)
     return d;
 }
 
+// The token model of a file (token_model.hpp), where it pays: the file has a token list, a
+// `cells` section that gives each position its cell, and a first V layer whose cells REF has.
+struct TokenPlan {
+    uint64_t file_offset = 0;  // the tail's first token in the file
+    PatchTokenModel model;
+    Bytes stored;  // the tail in its stored form
+    uint64_t predicted = 0;
+};
+
+std::optional<TokenPlan> plan_tokens(InputSource& file, const ParsedFile& fp, const Matching& mt, const TokenShare& tok,
+                                     const PatchMap& map, InputSource& ref) {
+    if (!tok.section) return std::nullopt;
+    const Section& ts = fp.sections[*tok.section];
+    const uint64_t n = ts.size / 4, prefix = tok.shared / 4;
+    auto v = std::find_if(mt.groups.begin(), mt.groups.end(),
+                          [&](const CellGroup& g) { return fp.sections[g.parts[0].section].kind == SectionKind::KvValue; });
+    auto cs = std::find_if(fp.sections.begin(), fp.sections.end(), [&](const Section& s) {
+        return v != mt.groups.end() && s.kind == SectionKind::Cells && s.name == v->prefix + "cells";
+    });
+    if (ts.size % 4 || n <= prefix || n > kMaxPatchMetaBytes / 4 || cs == fp.sections.end() || cs->size > kMaxPatchMetaBytes)
+        return std::nullopt;
+    Bytes cells(cs->size), token_bytes(ts.size);
+    file.read_at(cs->offset, cells.data(), cells.size());
+    const std::vector<uint64_t> cell_of = token_cells(cells, n);
+    if (cell_of.empty()) return std::nullopt;
+    TokenPlan plan;
+    plan.file_offset = ts.offset + prefix * 4;
+    plan.model = {0, tok.ref_offset, prefix, n - prefix, static_cast<uint32_t>(v - mt.groups.begin()), token_cell_runs(cell_of)};
+    std::vector<std::optional<TokenKey>> keys;
+    try {
+        keys = token_keys(map, plan.model, ref);
+    } catch (const DataError&) {  // keys that would cost more than a reader allows: no model
+        return std::nullopt;
+    }
+    file.read_at(ts.offset, token_bytes.data(), token_bytes.size());
+    std::vector<uint32_t> tokens(n);
+    for (uint64_t i = 0; i < n; ++i) tokens[i] = load_le<uint32_t>(token_bytes.data() + 4 * i);
+    plan.stored = predict_tokens(tokens, prefix, keys, &plan.predicted);
+    if (plan.predicted == 0) return std::nullopt;
+    return plan;
+}
+
 // window large enough to reach back over the dictionary (capped: 2^27, as zstd --long=27).
 int window_log(uint64_t bytes) {
     int w = 10;
@@ -279,7 +304,7 @@ int window_log(uint64_t bytes) {
 // varint length} of REF, then one zstd frame (with content size) primed with those REF
 // bytes, holding the map and then the meta bytes: every byte of the original outside the
 // K/V rows that the stored stream holds.
-Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map) {
+Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map, const TokenPlan* tokens) {
     Bytes raw;
     PatchWalker w(map);
     while (auto s = w.next()) {
@@ -287,8 +312,17 @@ Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map) {
         if (s->length > kMaxPatchMetaBytes - raw.size())
             throw Error("--patch-from: more than 64 MiB outside the KV cache (not supported)");
         size_t at = raw.size();
+        if (tokens && tokens->file_offset >= s->file_offset && tokens->file_offset < s->file_offset + s->length) {
+            map.tokens = tokens->model;  // the tail's tokens are in this segment: stored predicted
+            map.tokens->meta_offset = at + (tokens->file_offset - s->file_offset);
+        }
         raw.resize(at + s->length);
         file.read_at(s->file_offset, raw.data() + at, s->length);
+    }
+    if (map.tokens) {
+        const auto tail = raw.begin() + static_cast<ptrdiff_t>(map.tokens->meta_offset);
+        raw.erase(tail, tail + static_cast<ptrdiff_t>(map.tokens->tail * 4));
+        raw.insert(raw.begin() + static_cast<ptrdiff_t>(map.tokens->meta_offset), tokens->stored.begin(), tokens->stored.end());
     }
     map.meta_raw = raw.size();
     Bytes content = encode_patch_map(map);
@@ -348,15 +382,20 @@ PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
     if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
     size_t got = ZSTD_decompressDCtx(d, content.data(), content.size(), frame.data(), frame.size());
     if (ZSTD_isError(got) || got != content.size()) throw DataError("corrupt patch frame", pos);
-    size_t map_len = 0;
-    PatchMap m = decode_patch_map(content, 0, &map_len);
-    if (map_len > kMaxPatchMapBytes || content.size() - map_len != m.meta_raw)
-        throw DataError("patch frame: map and meta sizes disagree", pos);
-    meta.assign(content.begin() + map_len, content.end());
-    return m;
+    return decode_patch_content(content, ref, meta, pos);
 }
 
 }  // namespace
+
+PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base) {
+    size_t map_len = 0;
+    PatchMap m = decode_patch_map(content, 0, &map_len);
+    if (map_len > kMaxPatchMapBytes || content.size() - map_len != m.meta_raw)
+        throw DataError("patch frame: map and meta sizes disagree", base);
+    meta.assign(content.begin() + static_cast<ptrdiff_t>(map_len), content.end());
+    if (m.tokens) restore_meta_tokens(m, ref, meta);
+    return m;
+}
 
 std::string ReferenceIdentity::value() const {
     return "name=" + name + ";size=" + std::to_string(size) + ";xxh128=" + xxh128;
@@ -402,7 +441,8 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
     bool any_in_meta = false;
     for (const PatchGroup& g : map.groups) any_in_meta |= g.parts[0].in_meta;
     map.dictionary = dictionary_extents(rp, ref_groups, any_in_meta);
-    Bytes head = encode_head(file, ref, map);
+    const std::optional<TokenPlan> tokens = plan_tokens(file, fp, mt, tok, map, ref);
+    Bytes head = encode_head(file, ref, map, tokens ? &*tokens : nullptr);
     const uint64_t head_bytes = head.size();
     PatchMap layout = map;
     layout.regions.clear();
@@ -421,6 +461,7 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
     res.file_cells = mt.file_cells;
     res.shared_cells = mt.shared_cells;
     res.shared_token_bytes = tok.shared;
+    res.predicted_tokens = map.tokens ? tokens->predicted : 0;
     return res;
 }
 

@@ -43,12 +43,19 @@ struct PatchResult {
     uint64_t original_bytes = 0, compressed_bytes = 0;
     uint64_t file_cells = 0, shared_cells = 0;
     uint64_t shared_token_bytes = 0, map_bytes = 0;
+    uint64_t predicted_tokens = 0;  // tokens not stored: predicted from their cells (token_model.hpp)
 };
 
 // Compresses `file` given `ref` (any bytes; a state file gives sharing). `ref_name` is
 // recorded for the error messages of readers.
 PatchResult compress_patch(InputSource& file, InputSource& ref, const std::string& ref_name, OutputSink& out,
                            const CompressOptions& opt);
+
+struct PatchMap;
+// The map and the meta bytes from the content of a head's zstd frame (docs/FORMAT.md), the
+// token tail restored (token_model.hpp); `base` is for error offsets. Used by PatchSink, and
+// by the tests on damaged maps.
+PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base);
 
 // Rebuilds the original from the stored stream (fed in order) and REF: used by
 // decompress_stream when the header has a `reference` property. Checks REF's identity first

@@ -46,11 +46,27 @@ void encode_runs(Bytes& out, const PatchGroup& g, const PatchGroup* prev) {
     }
 }
 
+// {meta offset, REF offset, prefix, tail, group, run count, runs {count, first + 1 or 0,
+// [zigzag(stride)]}}.
+void encode_token_model(Bytes& out, const PatchTokenModel& t) {
+    put_varint(out, t.meta_offset);
+    put_varint(out, t.ref_offset);
+    put_varint(out, t.prefix);
+    put_varint(out, t.tail);
+    put_varint(out, t.group);
+    put_varint(out, t.cells.size());
+    for (const TokenCellRun& r : t.cells) {
+        put_varint(out, r.count);
+        put_varint(out, r.first == kNoTokenCell ? 0 : r.first + 1);
+        if (r.first != kNoTokenCell) put_varint(out, zigzag(r.stride));
+    }
+}
+
 }  // namespace
 
 Bytes encode_patch_map(const PatchMap& m) {
     Bytes out;
-    out.push_back(kPatchMapVersion);
+    out.push_back(m.tokens ? kPatchMapVersionTokens : kPatchMapVersion);
     put_varint(out, m.original_size);
     append_le<uint64_t>(out, m.original_xxh128[0]);
     append_le<uint64_t>(out, m.original_xxh128[1]);
@@ -90,6 +106,7 @@ Bytes encode_patch_map(const PatchMap& m) {
             put_varint(out, r.shared);
         }
     }
+    if (m.tokens) encode_token_model(out, *m.tokens);
     return out;
 }
 
@@ -197,12 +214,50 @@ void read_group(MapReader& r, PatchMap& m) {
     m.groups.push_back(std::move(g));
 }
 
+// A token model (encode_token_model): positions and cells are checked against the map here,
+// REF offsets when its keys are read (token_model.cpp).
+PatchTokenModel read_token_model(MapReader& r, const PatchMap& m) {
+    PatchTokenModel t;
+    t.meta_offset = r.v("token meta offset");
+    t.ref_offset = r.v("token offset");
+    t.prefix = r.v("token prefix");
+    t.tail = r.v("token tail");
+    const uint64_t group = r.v("token group");
+    if (group >= m.groups.size() || t.meta_offset > m.meta_raw || t.prefix > kMaxPatchMetaBytes / 4 ||
+        t.tail > kMaxPatchMetaBytes / 4)
+        throw DataError("patch map: bad token model", r.at());
+    t.group = static_cast<uint32_t>(group);
+    const uint64_t n_cells = m.groups[group].n_cells;
+    uint64_t n_runs = r.count("token run count"), covered = 0;
+    for (uint64_t i = 0; i < n_runs; ++i) {
+        TokenCellRun run;
+        run.count = r.v("token run length");
+        uint64_t first = r.v("token run cell");
+        if (run.count == 0 || run.count > t.prefix + t.tail - covered) throw DataError("patch map: bad token run", r.at());
+        if (first) {
+            run.first = first - 1;
+            run.stride = unzigzag(r.v("token run stride"));
+            // Every cell of the run inside the group: the first and the last (runs are linear).
+            const uint64_t steps = run.count - 1, step = run.stride < 0 ? 0 - uint64_t(run.stride) : uint64_t(run.stride);
+            const uint64_t room = run.stride < 0 ? run.first : (run.first < n_cells ? n_cells - 1 - run.first : 0);
+            if (run.first >= n_cells || (step && steps > room / step))
+                throw DataError("patch map: token run outside its group", r.at());
+        }
+        covered += run.count;
+        t.cells.push_back(run);
+    }
+    if (covered != t.prefix + t.tail) throw DataError("patch map: token runs do not cover the tokens", r.at());
+    return t;
+}
+
 }  // namespace
 
 PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
     if (!used && data.size() > kMaxPatchMapBytes) throw DataError("patch map too large", base);
     MapReader r(data, base);
-    if (r.u8("version") != kPatchMapVersion) throw DataError("unknown patch map version (written by a newer statezip?)", base);
+    const uint8_t version = r.u8("version");
+    if (version != kPatchMapVersion && version != kPatchMapVersionTokens)
+        throw DataError("unknown patch map version (written by a newer statezip?)", base);
     PatchMap m;
     m.original_size = r.v("size");
     m.original_xxh128[0] = r.u64("hash");
@@ -248,6 +303,7 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
         m.regions.push_back(g);
     }
     if (covered != m.original_size) throw DataError("patch map: regions do not tile the original file", r.at());
+    if (version == kPatchMapVersionTokens) m.tokens = read_token_model(r, m);
     if (used) *used = static_cast<size_t>(r.at() - base);
     else if (!r.done()) throw DataError("patch map: unexpected bytes", r.at());
     return m;

@@ -10,7 +10,10 @@
 
 namespace stz {
 
+// Version 1: no token model. Version 2 (written only when there is one): a token model
+// (PatchTokenModel) after the regions. Readers take both.
 inline constexpr uint8_t kPatchMapVersion = 1;
+inline constexpr uint8_t kPatchMapVersionTokens = 2;
 inline constexpr uint64_t kMaxPatchMapBytes = 64ull << 20;
 
 struct PatchRun {
@@ -51,6 +54,23 @@ struct PatchExtent {
 
 inline constexpr uint64_t kMaxPatchMetaBytes = 64ull << 20;
 
+// Token positions of the original mapped to cells of one group: `count` positions, the i-th
+// of them to cell `first + i * stride`, or to no cell (first = kNoTokenCell).
+inline constexpr uint64_t kNoTokenCell = UINT64_MAX;
+struct TokenCellRun {
+    uint64_t count = 0;
+    uint64_t first = kNoTokenCell;
+    int64_t stride = 1;
+};
+// The original's token list predicted from its cells (token_model.hpp): the first `prefix`
+// tokens are REF's at ref_offset, the next `tail` are held, transformed, at `meta_offset` of
+// the meta bytes; each position's key is the bytes its cell has in `group` (taken from REF).
+struct PatchTokenModel {
+    uint64_t meta_offset = 0, ref_offset = 0, prefix = 0, tail = 0;
+    uint32_t group = 0;
+    std::vector<TokenCellRun> cells;  // cover prefix + tail positions, in order
+};
+
 struct PatchMap {
     uint64_t original_size = 0;
     std::array<uint64_t, 2> original_xxh128{};  // low, high
@@ -61,6 +81,7 @@ struct PatchMap {
     std::vector<PatchRefGroup> ref_groups;
     std::vector<PatchGroup> groups;
     std::vector<PatchRegion> regions;
+    std::optional<PatchTokenModel> tokens;
 };
 
 Bytes encode_patch_map(const PatchMap& m);
