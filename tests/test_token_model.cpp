@@ -122,9 +122,10 @@ TEST_CASE("token model: stored tokens come back exact, with wrong predictions li
             tokens[i] = rng() % 15 ? uint32_t(k * 100) : uint32_t(rng() % 500);  // mostly the key's token
         }
         uint64_t predicted = 0;
-        const Bytes stored = predict_tokens(tokens, prefix, keys, &predicted);
+        const KeyOf key = [&](uint64_t i) { return keys.at(i); };
+        const Bytes stored = predict_tokens(tokens, prefix, key, &predicted);
         std::vector<uint32_t> back(tokens.begin(), tokens.begin() + prefix);
-        CHECK(restore_tokens(stored, keys, back, 0) == stored.size());
+        CHECK(restore_tokens(stored, n, key, back, 0) == stored.size());
         CHECK(back == tokens);
         CHECK((predicted == 0 || stored.size() < 1 + (n - prefix) * 4));
         if (n - prefix > 100) CHECK(predicted > 0);
@@ -136,7 +137,7 @@ TEST_CASE("token model: stored tokens come back exact, with wrong predictions li
             if (k % 2) bad.resize(rng() % bad.size());
             std::vector<uint32_t> b(tokens.begin(), tokens.begin() + prefix);
             try {
-                restore_tokens(bad, keys, b, 0);
+                restore_tokens(bad, n, key, b, 0);
                 CHECK(b.size() == n);
             } catch (const DataError&) {
             }
@@ -216,12 +217,13 @@ TEST_CASE("token model: damaged maps and token bytes are refused or give other t
     g.runs.push_back({10, 0u, 0});
     m.groups.push_back(g);
     m.tokens = PatchTokenModel{0, 96, 2, 9, 0, {{10, 0, 1}, {1, kNoTokenCell, 1}}};
-    const auto keys = token_keys(m, *m.tokens, rs);
-    CHECK(keys[3] == keys[0]);  // cells 0, 3, 6, 9 are equal
-    CHECK(!keys[10]);
+    TokenKeys keys(m, *m.tokens, rs);
+    CHECK(keys(0) == keys(3));  // cells 0, 3, 6, 9 are equal
+    CHECK(keys(1) != keys(2));
+    CHECK(!keys(10));
     std::vector<uint32_t> tokens(11);
     for (uint32_t i = 0; i < 11; ++i) tokens[i] = i < 2 ? load_le<uint32_t>(ref.data() + 96 + 4 * i) : i % 3 + 7;
-    const Bytes stored = predict_tokens(tokens, 2, keys);
+    const Bytes stored = predict_tokens(tokens, 2, std::ref(keys));
     m.meta_raw = stored.size();
     m.regions.push_back({RegionKind::Tokens, 44, 0, 0, 96, 8});
     m.regions.push_back({RegionKind::Part, 80, 0, 0});
@@ -242,4 +244,33 @@ TEST_CASE("token model: damaged maps and token bytes are refused or give other t
         } catch (const DataError&) {
         }
     }
+}
+
+TEST_CASE("token model: keys are computed a chunk of positions at a time, alike across chunks", "[patch][tokens]") {
+    Bytes ref = random_bytes(120, 6);
+    MemorySource rs(ref);
+    PatchMap m;
+    m.ref_groups.push_back({10, {{16, 8}}});
+    PatchGroup g;
+    g.n_cells = 10;
+    g.parts.push_back({1, 8, false, 0, false});
+    g.runs.push_back({10, 0u, 0});
+    m.groups.push_back(g);
+    const uint64_t n = kTokenKeyChunk + 100;
+    m.tokens = PatchTokenModel{0, 0, 0, n, 0, {{n - 10, 3, 0}, {10, 0, 1}}};  // cell 3 again and again, then 0..9
+    TokenKeys keys(m, *m.tokens, rs);
+    const auto k3 = keys(0);
+    REQUIRE(k3);
+    CHECK(keys(kTokenKeyChunk - 1) == k3);
+    CHECK(keys(kTokenKeyChunk + 5) == k3);
+    CHECK(keys(n - 7) == k3);   // cell 3 of the last run
+    CHECK(keys(n - 10) != k3);  // cell 0
+    // A map that makes the keys copy far more than REF holds is refused.
+    PatchMap big = m;
+    big.tokens->tail = n * 8;
+    big.tokens->cells = {{n * 8, 3, 0}};
+    TokenKeys over(big, *big.tokens, rs);
+    CHECK_THROWS_AS([&] {
+        for (uint64_t i = 0; i < n * 8; i += kTokenKeyChunk) (void)over(i);
+    }(), DataError);
 }

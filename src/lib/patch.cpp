@@ -279,16 +279,15 @@ std::optional<TokenPlan> plan_tokens(InputSource& file, const ParsedFile& fp, co
     TokenPlan plan;
     plan.file_offset = ts.offset + prefix * 4;
     plan.model = {0, tok.ref_offset, prefix, n - prefix, static_cast<uint32_t>(v - mt.groups.begin()), token_cell_runs(cell_of)};
-    std::vector<std::optional<TokenKey>> keys;
-    try {
-        keys = token_keys(map, plan.model, ref);
-    } catch (const DataError&) {  // keys that would cost more than a reader allows: no model
-        return std::nullopt;
-    }
     file.read_at(ts.offset, token_bytes.data(), token_bytes.size());
     std::vector<uint32_t> tokens(n);
     for (uint64_t i = 0; i < n; ++i) tokens[i] = load_le<uint32_t>(token_bytes.data() + 4 * i);
-    plan.stored = predict_tokens(tokens, prefix, keys, &plan.predicted);
+    try {
+        TokenKeys keys(map, plan.model, ref);
+        plan.stored = predict_tokens(tokens, prefix, std::ref(keys), &plan.predicted);
+    } catch (const DataError&) {  // keys that would cost more than a reader allows: no model
+        return std::nullopt;
+    }
     if (plan.predicted == 0) return std::nullopt;
     return plan;
 }

@@ -91,22 +91,23 @@ struct KeyedPosition {
     uint64_t ref_cell = 0, position = 0;
 };
 
-// Where each position's cell comes from in REF (positions whose cell is new are left out).
-std::vector<KeyedPosition> keyed_positions(const PatchMap& m, const PatchTokenModel& t) {
+// Where the cells of positions [first, first + count) come from in REF (positions whose cell
+// is new are left out), in REF order.
+std::vector<KeyedPosition> keyed_positions(const PatchMap& m, const PatchTokenModel& t, const std::vector<uint64_t>& starts,
+                                           uint64_t first, uint64_t count) {
     const PatchGroup& g = m.groups[t.group];
-    std::vector<uint64_t> starts;  // first cell of each run
-    uint64_t at = 0;
-    for (const PatchRun& r : g.runs) starts.push_back(at), at += r.count;
     std::vector<KeyedPosition> out;
-    uint64_t position = 0;
+    uint64_t run_start = 0;  // position of the run's first token
     for (const TokenCellRun& r : t.cells) {
-        for (uint64_t i = 0; i < r.count; ++i, ++position) {
-            if (r.first == kNoTokenCell) continue;
-            const uint64_t cell = r.first + uint64_t(r.stride) * i;  // inside the group (decode_patch_map)
+        const uint64_t lo = std::max(first, run_start), hi = std::min(first + count, run_start + r.count);
+        for (uint64_t position = lo; r.first != kNoTokenCell && position < hi; ++position) {
+            const uint64_t cell = r.first + uint64_t(r.stride) * (position - run_start);  // inside the group (decode_patch_map)
             const size_t k = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), cell) - starts.begin()) - 1;
             const PatchRun& run = g.runs[k];
             if (run.ref_group) out.push_back({*run.ref_group, run.ref_first + (cell - starts[k]), position});
         }
+        run_start += r.count;
+        if (run_start >= first + count) break;
     }
     std::sort(out.begin(), out.end(), [](const KeyedPosition& a, const KeyedPosition& b) {
         return a.ref_group != b.ref_group ? a.ref_group < b.ref_group : a.ref_cell < b.ref_cell;
@@ -114,7 +115,7 @@ std::vector<KeyedPosition> keyed_positions(const PatchMap& m, const PatchTokenMo
     return out;
 }
 
-constexpr uint64_t kKeyBufferBytes = 64u << 20, kKeyWindowBytes = 256u << 10;
+constexpr uint64_t kKeyBufferBytes = 64u << 20, kKeyWindowBytes = 256u << 10, kKeyBand = 64;
 
 TokenKey fold(const TokenKey& acc, const uint8_t* d, size_t n) {
     XXH128_hash_t h = XXH3_128bits_withSeed(d, n, acc.lo ^ (acc.hi * 0x9E3779B97F4A7C15ull));
@@ -154,35 +155,45 @@ void read_band(InputSource& ref, const PatchRefPart& rp, const PatchPart& p, con
 
 }  // namespace
 
-std::vector<std::optional<TokenKey>> token_keys(const PatchMap& m, const PatchTokenModel& t, InputSource& ref) {
-    const PatchGroup& g = m.groups[t.group];
-    const std::vector<KeyedPosition> pos = keyed_positions(m, t);
+TokenKeys::TokenKeys(const PatchMap& m, const PatchTokenModel& t, InputSource& ref)
+    : m_(m), t_(t), ref_(ref), budget_(kTokenKeyReadFactor * ref.size() + (64u << 20)) {
+    uint64_t at = 0;
+    for (const PatchRun& r : m.groups[t.group].runs) starts_.push_back(at), at += r.count;
+}
+
+std::optional<TokenKey> TokenKeys::operator()(uint64_t position) {
+    if (position < first_ || position >= first_ + keys_.size()) load(position / kTokenKeyChunk * kTokenKeyChunk);
+    return keys_[position - first_];
+}
+
+void TokenKeys::load(uint64_t first) {
+    const PatchGroup& g = m_.groups[t_.group];
+    const uint64_t count = std::min(kTokenKeyChunk, size() - first);
+    const std::vector<KeyedPosition> pos = keyed_positions(m_, t_, starts_, first, count);
     std::vector<TokenKey> acc(pos.size());
-    uint64_t budget = kTokenKeyReadFactor * ref.size() + (64u << 20);
+    // A band: the pieces of up to kKeyBand consecutive channels of a cell, hashed together.
+    uint64_t band_bytes = 1;
+    for (const PatchPart& p : g.parts) band_bytes = std::max(band_bytes, std::min(p.channels, kKeyBand) * p.piece_bytes);
+    const uint64_t per_chunk = std::max<uint64_t>(1, kKeyBufferBytes / band_bytes);
     Bytes buf, window;
     for (size_t a = 0; a < pos.size();) {
-        size_t b = a;  // positions of one REF group, as many as the buffer holds at one channel each
-        uint64_t max_piece = 1;
-        for (const PatchPart& p : g.parts) max_piece = std::max(max_piece, p.piece_bytes);
-        const uint64_t per_chunk = std::max<uint64_t>(1, kKeyBufferBytes / max_piece);
+        size_t b = a;  // positions of one REF group, as many as the buffer holds a band of
         while (b < pos.size() && pos[b].ref_group == pos[a].ref_group && b - a < per_chunk) ++b;
-        const PatchRefGroup& rg = m.ref_groups[pos[a].ref_group];
+        const PatchRefGroup& rg = m_.ref_groups[pos[a].ref_group];
         for (size_t k = 0; k < g.parts.size(); ++k) {
             const PatchPart& p = g.parts[k];
-            const uint64_t band = std::clamp<uint64_t>(kKeyBufferBytes / ((b - a) * p.piece_bytes), 1, p.channels);
-            for (uint64_t c0 = 0; c0 < p.channels; c0 += band) {
-                const uint64_t c1 = std::min(p.channels, c0 + band);
-                buf.resize((b - a) * (c1 - c0) * p.piece_bytes);
-                read_band(ref, rg.parts[k], p, pos, a, b, c0, c1, buf, window, budget);
-                for (size_t i = a; i < b; ++i)
-                    acc[i] = fold(acc[i], buf.data() + (i - a) * (c1 - c0) * p.piece_bytes, (c1 - c0) * p.piece_bytes);
+            for (uint64_t c0 = 0; c0 < p.channels; c0 += kKeyBand) {
+                const uint64_t c1 = std::min(p.channels, c0 + kKeyBand), n = (c1 - c0) * p.piece_bytes;
+                buf.resize((b - a) * n);
+                read_band(ref_, rg.parts[k], p, pos, a, b, c0, c1, buf, window, budget_);
+                for (size_t i = a; i < b; ++i) acc[i] = fold(acc[i], buf.data() + (i - a) * n, n);
             }
         }
         a = b;
     }
-    std::vector<std::optional<TokenKey>> keys(t.prefix + t.tail);
-    for (size_t i = 0; i < pos.size(); ++i) keys[pos[i].position] = acc[i];
-    return keys;
+    first_ = first;
+    keys_.assign(count, std::nullopt);
+    for (size_t i = 0; i < pos.size(); ++i) keys_[pos[i].position - first] = acc[i];
 }
 
 namespace {
@@ -209,22 +220,22 @@ private:
 
 }  // namespace
 
-Bytes predict_tokens(const std::vector<uint32_t>& tokens, uint64_t prefix, const std::vector<std::optional<TokenKey>>& keys,
-                     uint64_t* predicted) {
+Bytes predict_tokens(const std::vector<uint32_t>& tokens, uint64_t prefix, const KeyOf& key, uint64_t* predicted) {
     Predictor p;
-    for (uint64_t i = 0; i < prefix; ++i) p.learn(keys[i], tokens[i]);
+    for (uint64_t i = 0; i < prefix; ++i) p.learn(key(i), tokens[i]);
     std::vector<uint64_t> wrong;
     std::vector<uint32_t> stored;
     uint64_t hits = 0;
     for (uint64_t i = prefix; i < tokens.size(); ++i) {
-        const std::optional<uint32_t> guess = p.predict(keys[i]);
+        const std::optional<TokenKey> k = key(i);
+        const std::optional<uint32_t> guess = p.predict(k);
         if (guess && *guess == tokens[i]) {
             ++hits;
         } else {
             if (guess) wrong.push_back(i - prefix);
             stored.push_back(tokens[i]);
         }
-        p.learn(keys[i], tokens[i]);
+        p.learn(k, tokens[i]);
     }
     Bytes out;
     put_varint(out, wrong.size());
@@ -235,8 +246,7 @@ Bytes predict_tokens(const std::vector<uint32_t>& tokens, uint64_t prefix, const
     return out;
 }
 
-size_t restore_tokens(ByteSpan in, const std::vector<std::optional<TokenKey>>& keys, std::vector<uint32_t>& tokens,
-                      uint64_t base) {
+size_t restore_tokens(ByteSpan in, uint64_t positions, const KeyOf& key, std::vector<uint32_t>& tokens, uint64_t base) {
     size_t at = 0;
     auto varint = [&](const char* what) {
         try {
@@ -246,8 +256,8 @@ size_t restore_tokens(ByteSpan in, const std::vector<std::optional<TokenKey>>& k
         }
     };
     Predictor p;
-    const uint64_t prefix = tokens.size(), tail = keys.size() - prefix;
-    for (uint64_t i = 0; i < prefix; ++i) p.learn(keys[i], tokens[i]);
+    const uint64_t prefix = tokens.size(), tail = positions - prefix;
+    for (uint64_t i = 0; i < prefix; ++i) p.learn(key(i), tokens[i]);
     const uint64_t n_wrong = varint("count");
     if (n_wrong > tail || n_wrong > in.size()) throw DataError("patch tokens: more wrong predictions than tokens", base);
     std::vector<uint64_t> wrong;  // positions in the tail, increasing
@@ -259,7 +269,8 @@ size_t restore_tokens(ByteSpan in, const std::vector<std::optional<TokenKey>>& k
     }
     size_t next = 0;
     for (uint64_t i = 0; i < tail; ++i) {
-        const std::optional<uint32_t> guess = p.predict(keys[prefix + i]);
+        const std::optional<TokenKey> k = key(prefix + i);
+        const std::optional<uint32_t> guess = p.predict(k);
         uint32_t token = 0;
         const bool is_wrong = next < wrong.size() && wrong[next] == i;
         if (guess && !is_wrong) {
@@ -273,7 +284,7 @@ size_t restore_tokens(ByteSpan in, const std::vector<std::optional<TokenKey>>& k
             token = load_le<uint32_t>(in.data() + at);
             at += 4;
         }
-        p.learn(keys[prefix + i], token);
+        p.learn(k, token);
         tokens.push_back(token);
     }
     return at;
@@ -287,8 +298,8 @@ void restore_meta_tokens(const PatchMap& m, InputSource& ref, Bytes& meta) {
     Bytes prefix(t.prefix * 4);
     ref.read_at(t.ref_offset, prefix.data(), prefix.size());
     for (uint64_t i = 0; i < t.prefix; ++i) tokens[i] = load_le<uint32_t>(prefix.data() + 4 * i);
-    const auto keys = token_keys(m, t, ref);
-    const size_t used = restore_tokens(ByteSpan(meta).subspan(t.meta_offset), keys, tokens, t.meta_offset);
+    TokenKeys keys(m, t, ref);
+    const size_t used = restore_tokens(ByteSpan(meta).subspan(t.meta_offset), keys.size(), std::ref(keys), tokens, t.meta_offset);
     if (meta.size() - used > kMaxPatchMetaBytes - t.tail * 4) throw DataError("patch map: meta too large", 16);
     Bytes tail;
     tail.reserve(t.tail * 4);

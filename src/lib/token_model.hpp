@@ -12,6 +12,7 @@
 // lists every wrong prediction, so the tokens come back exact whatever the cells hold; the
 // map's output hash checks the whole file as always.
 #pragma once
+#include <functional>
 #include <optional>
 
 #include "io.hpp"
@@ -32,22 +33,37 @@ struct TokenKey {
     bool operator==(const TokenKey& o) const { return lo == o.lo && hi == o.hi; }
 };
 
-// The key of every position of `t` (prefix + tail): a hash of its cell's bytes in group
+// The key of each position of `t` (prefix + tail): a hash of its cell's bytes in group
 // t.group, where the map takes them from REF; none where the cell is new or there is none.
-// Throws DataError when the map makes the keys read more of REF than a real map would
-// (kTokenKeyReadFactor × REF's size + 64 MiB).
-inline constexpr uint64_t kTokenKeyReadFactor = 4;
-std::vector<std::optional<TokenKey>> token_keys(const PatchMap& m, const PatchTokenModel& t, InputSource& ref);
+// Computed kTokenKeyChunk positions at a time (memory stays bounded whatever the token
+// count), so positions should be asked in increasing order. Throws DataError when the keys
+// would read and copy more of REF than a real map needs (kTokenKeyReadFactor × its size + 64 MiB).
+inline constexpr uint64_t kTokenKeyReadFactor = 4, kTokenKeyChunk = 1u << 20;
+class TokenKeys {
+public:
+    TokenKeys(const PatchMap& m, const PatchTokenModel& t, InputSource& ref);
+    std::optional<TokenKey> operator()(uint64_t position);
+    uint64_t size() const { return t_.prefix + t_.tail; }
+
+private:
+    void load(uint64_t first);
+    const PatchMap& m_;
+    const PatchTokenModel& t_;
+    InputSource& ref_;
+    uint64_t budget_;
+    std::vector<uint64_t> starts_;  // first cell of each run of the group
+    uint64_t first_ = 0;
+    std::vector<std::optional<TokenKey>> keys_;  // of positions first_ ..
+};
+using KeyOf = std::function<std::optional<TokenKey>(uint64_t position)>;
 
 // Encoder: the stored form of tokens[prefix..] (tokens holds every position): varint count of
 // wrong predictions, their positions (varint gaps, from the tail's start), then the tokens
 // not predicted (u32 LE, in order). `predicted` gets the number of tokens not stored.
-Bytes predict_tokens(const std::vector<uint32_t>& tokens, uint64_t prefix,
-                     const std::vector<std::optional<TokenKey>>& keys, uint64_t* predicted = nullptr);
-// Decoder: `tokens` holds the prefix; appends the tail (keys.size() - prefix tokens) read from
+Bytes predict_tokens(const std::vector<uint32_t>& tokens, uint64_t prefix, const KeyOf& key, uint64_t* predicted = nullptr);
+// Decoder: `tokens` holds the prefix; appends the tail (up to `positions` tokens) read from
 // `in` (the stored form above). Returns the bytes of `in` used; `base` is for error offsets.
-size_t restore_tokens(ByteSpan in, const std::vector<std::optional<TokenKey>>& keys, std::vector<uint32_t>& tokens,
-                      uint64_t base);
+size_t restore_tokens(ByteSpan in, uint64_t positions, const KeyOf& key, std::vector<uint32_t>& tokens, uint64_t base);
 
 // The meta bytes of a head (patch.cpp) with the token tail of m.tokens back in its original
 // form: the prefix read from REF, the tail restored at m.tokens->meta_offset.
