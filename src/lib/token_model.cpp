@@ -135,7 +135,9 @@ void read_band(InputSource& ref, const PatchRefPart& rp, const PatchPart& p, con
         for (size_t w = a; w < b;) {
             const uint64_t first = pos[w].ref_cell;
             size_t e = w + 1;
-            while (e < b && (pos[e].ref_cell - first) <= (kKeyWindowBytes - piece) / stride) ++e;
+            // Cells within one window of the first (all of them when a crafted REF row size is 0).
+            const uint64_t reach = stride == 0 ? UINT64_MAX : piece >= kKeyWindowBytes ? 0 : (kKeyWindowBytes - piece) / stride;
+            while (e < b && pos[e].ref_cell - first <= reach) ++e;
             const uint64_t span = (pos[e - 1].ref_cell - first) * stride + piece;
             // Offsets from the map: checked before use (an overflow lands past the end).
             uint64_t off = rp.offset, x = 0;
@@ -184,7 +186,11 @@ void TokenKeys::load(uint64_t first) {
             const PatchPart& p = g.parts[k];
             for (uint64_t c0 = 0; c0 < p.channels; c0 += kKeyBand) {
                 const uint64_t c1 = std::min(p.channels, c0 + kKeyBand), n = (c1 - c0) * p.piece_bytes;
-                buf.resize((b - a) * n);
+                // Pieces come from REF: a buffer larger than REF allows is a crafted map.
+                uint64_t bytes = 0;
+                if (p.piece_bytes > ref_.size() || __builtin_mul_overflow(uint64_t(b - a), n, &bytes) || bytes > budget_)
+                    throw DataError("patch map: token keys read too much of the reference file", 16);
+                buf.resize(bytes);
                 read_band(ref_, rg.parts[k], p, pos, a, b, c0, c1, buf, window, budget_);
                 for (size_t i = a; i < b; ++i) acc[i] = fold(acc[i], buf.data() + (i - a) * n, n);
             }

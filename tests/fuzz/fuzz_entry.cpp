@@ -1,9 +1,15 @@
 #include "fuzz_entry.hpp"
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
 
 #include "engine.hpp"
+#include "patch.hpp"
+#include "patch_map.hpp"
 #include "pipeline.hpp"
+#include "token_model.hpp"
 
 namespace stzfuzz {
 
@@ -96,6 +102,97 @@ void codecs(const uint8_t* data, size_t size) {
         payload.size() > c.max_decoded_size(p.stages[0].params, e.payload.size()))
         std::abort();
     if (decode_pipeline(p, e.payload, e.stage_input_sizes) != Bytes(payload.begin(), payload.end())) std::abort();
+}
+
+// The reference of the patch target: 4 KiB of fixed pseudo-random bytes with two cell
+// layouts whose cells repeat (so token keys repeat): 10 rows of 8 bytes at 64 (period 3), and
+// 32 channel rows of 40 two-byte cells at 1024 (transposed, period 5).
+const Bytes& patch_reference() {
+    static const Bytes ref = [] {
+        Bytes b(4096);
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (auto& v : b) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v = static_cast<uint8_t>(x >> 56);
+        }
+        for (int c = 3; c < 10; ++c) std::memcpy(b.data() + 64 + 8 * c, b.data() + 64 + 8 * (c % 3), 8);
+        for (int ch = 0; ch < 32; ++ch)
+            for (int c = 5; c < 40; ++c) std::memcpy(b.data() + 1024 + ch * 80 + 2 * c, b.data() + 1024 + ch * 80 + 2 * (c % 5), 2);
+        return b;
+    }();
+    return ref;
+}
+
+void patch(const uint8_t* data, size_t size) {
+    MemorySource ref(patch_reference());
+    try {
+        Bytes meta;
+        const PatchMap m = decode_patch_content({data, size}, ref, meta, 0);
+        PatchWalker w(m);
+        uint64_t total = 0, segments = 0;
+        while (auto s = w.next()) {
+            total += s->length;
+            if (++segments == 1000000) return;  // a huge claimed file: walked lazily as it is written
+        }
+        if (total != m.original_size) std::abort();  // accepted regions must tile the file
+    } catch (const Error&) {
+    }
+}
+
+namespace {
+
+// A map over patch_reference() and its meta bytes; `tokens`: a token model on group 0.
+Bytes patch_seed(bool transposed, bool in_meta, bool tokens) {
+    MemorySource ref(patch_reference());
+    PatchMap m;
+    PatchGroup g;
+    Bytes meta(12, 7);
+    if (transposed) {
+        m.ref_groups.push_back({40, {{1024, 80}}});
+        g.n_cells = 40;
+        g.parts.push_back({32, 2, true, 0, in_meta});
+        g.runs = {{20, 0u, 0}, {5, std::nullopt, 0}, {15, 0u, 25}};
+    } else {
+        m.ref_groups.push_back({10, {{64, 8}}});
+        g.n_cells = 10;
+        g.parts.push_back({1, 8, false, 0, in_meta});
+        g.runs = {{8, 0u, 0}, {2, std::nullopt, 0}};
+    }
+    m.groups.push_back(g);
+    const uint64_t part = g.parts[0].channels * g.n_cells * g.parts[0].piece_bytes;
+    const uint64_t n_tokens = transposed ? 44 : 12, new_cells = transposed ? 5 : 2;
+    m.regions.push_back({RegionKind::Stream, 12});
+    m.regions.push_back({RegionKind::Tokens, 4 * n_tokens, 0, 0, 3000, 8});  // 2 tokens from REF
+    m.regions.push_back({RegionKind::Part, part, 0, 0});
+    m.original_size = 12 + 4 * n_tokens + part;
+    std::vector<uint32_t> list(n_tokens);
+    for (uint32_t i = 0; i < n_tokens; ++i) list[i] = i < 2 ? load_le<uint32_t>(patch_reference().data() + 3000 + 4 * i) : i % 7;
+    Bytes tail;
+    for (uint64_t i = 2; i < n_tokens; ++i) append_le<uint32_t>(tail, list[i]);
+    if (tokens) {
+        m.tokens = PatchTokenModel{12, 3000, 2, n_tokens - 2, 0, {{g.n_cells, 0, 1}, {n_tokens - g.n_cells, kNoTokenCell, 1}}};
+        TokenKeys keys(m, *m.tokens, ref);
+        tail = predict_tokens(list, 2, std::ref(keys));
+    }
+    append_bytes(meta, tail);
+    if (in_meta) meta.resize(meta.size() + g.parts[0].channels * new_cells * g.parts[0].piece_bytes, 9);
+    m.meta_raw = meta.size();
+    Bytes content = encode_patch_map(m);
+    append_bytes(content, meta);
+    return content;
+}
+
+}  // namespace
+
+void write_patch_seeds(const char* dir) {
+    int i = 0;
+    for (bool transposed : {false, true})
+        for (bool in_meta : {false, true})
+            for (bool tokens : {false, true}) {
+                const Bytes seed = patch_seed(transposed, in_meta, tokens);
+                std::ofstream(std::string(dir) + "/map" + std::to_string(i++), std::ios::binary)
+                    .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+            }
 }
 
 }  // namespace stzfuzz

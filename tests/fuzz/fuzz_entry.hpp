@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "bytes.hpp"
+
 namespace stzfuzz {
 // Every state-file parser: must return sections that tile the input, never crash.
 void parse(const uint8_t* data, size_t size);
@@ -12,4 +14,12 @@ void container(const uint8_t* data, size_t size);
 // Every codec's decoder on arbitrary parameters and payloads; every registered sample
 // spec's decoder on arbitrary payloads and its round trip on the data.
 void codecs(const uint8_t* data, size_t size);
+// The --patch-from head decoder after its zstd frame: the patch map (every record, the token
+// model), the token tail restored with keys read from a fixed reference, and the walk that
+// rebuilds the file from the map; the input is the frame's content (map, then meta bytes).
+void patch(const uint8_t* data, size_t size);
+// The fixed reference file of `patch`.
+const stz::Bytes& patch_reference();
+// Seeds for `patch`: contents of real-shaped maps over that reference, written into `dir`.
+void write_patch_seeds(const char* dir);
 }  // namespace stzfuzz

@@ -2,8 +2,9 @@
 # Seed corpus for the fuzz targets: small real files, synthetic files of every flavour,
 # and .stz files made from them (for the container target); codec seeds are small payloads.
 set -euo pipefail
-STZ="$1" GEN="$2" DATA="$3" OUT="$4"
-rm -rf "$OUT" && mkdir -p "$OUT/parse" "$OUT/container" "$OUT/codecs"
+STZ="$1" GEN="$2" DATA="$3" OUT="$4" PATCH_SEEDS="$5"
+rm -rf "$OUT" && mkdir -p "$OUT/parse" "$OUT/container" "$OUT/codecs" "$OUT/patch"
+"$PATCH_SEEDS" "$OUT/patch"
 cp "$DATA"/*.bin "$OUT/parse/"
 for f in $("$GEN" 2>&1 | sed -n 's/^flavours://p'); do
   "$GEN" "$f" "$OUT/parse/synth-$f.bin" --cells 9 --layers 2 --embd 32 --ctx 16
