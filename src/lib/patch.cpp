@@ -311,7 +311,8 @@ Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map, const Toke
         if (s->length > kMaxPatchMetaBytes - raw.size())
             throw Error("--patch-from: more than 64 MiB outside the KV cache (not supported)");
         size_t at = raw.size();
-        if (tokens && tokens->file_offset >= s->file_offset && tokens->file_offset < s->file_offset + s->length) {
+        if (tokens && tokens->file_offset >= s->file_offset && tokens->file_offset - s->file_offset < s->length &&
+            tokens->model.tail * 4 <= s->length - (tokens->file_offset - s->file_offset)) {
             map.tokens = tokens->model;  // the tail's tokens are in this segment: stored predicted
             map.tokens->meta_offset = at + (tokens->file_offset - s->file_offset);
         }
