@@ -43,7 +43,9 @@ enum {
     STZ_ERROR_READ = -5,          /* the read callback returned an error */
     STZ_ERROR_WRITE = -6,         /* the write callback returned an error */
     STZ_ERROR_MEMORY = -7,        /* out of memory */
-    STZ_ERROR_IO = -8             /* the temporary file of stz_compress_stream failed */
+    STZ_ERROR_IO = -8,            /* the temporary file of stz_compress_stream failed */
+    STZ_ERROR_REFERENCE = -9      /* the .stz was made with a reference (stz_compress_ref): none,
+                                     or another one, was given (the detail names the one it needs) */
 };
 
 enum { STZ_PRESET_FAST = 1, STZ_PRESET_DEFAULT = 2, STZ_PRESET_MAX = 3 };
@@ -70,12 +72,26 @@ STATEZIP_API int stz_compress(const void* src, size_t src_size, void* dst, size_
                               const stz_params* params);
 
 /* Original size recorded in the header of the .stz in src (src may be just its first bytes,
- * up to the end of the header). */
+ * up to the end of the header); for a .stz made with a reference, the size it rebuilds. */
 STATEZIP_API int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size);
 
 /* Decompresses the .stz in src into dst and verifies every checksum. On any error the
  * contents of dst are unspecified. Uses all cores. */
 STATEZIP_API int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size);
+
+/* Related states (the CLI's --patch-from): compresses src given ref, the bytes of a related
+ * state (an earlier save of the same conversation, the raw blob a sequence was cut from, ...).
+ * The .stz stores only what ref lacks and records ref's size, XXH3-128 and ref_name (may be
+ * NULL; only shown in error messages). A ref of another model, or not a state file, only shares
+ * less. The output is usually far smaller than src; dst_capacity below its size gives
+ * STZ_ERROR_DST_TOO_SMALL with the size needed in the detail. */
+STATEZIP_API int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, const char* ref_name,
+                                  void* dst, size_t dst_capacity, size_t* dst_size, const stz_params* params);
+/* Decompresses a .stz made by stz_compress_ref (or the CLI's --patch-from) given the same ref
+ * bytes: another ref gives STZ_ERROR_REFERENCE before anything is written. An ordinary .stz
+ * decodes too (ref is then not used). The rebuilt file is checked against its hash. */
+STATEZIP_API int stz_decompress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst,
+                                    size_t dst_capacity, size_t* dst_size);
 
 /* Streaming: read returns the number of bytes read (at most n), 0 at the end, < 0 on error;
  * write returns 0 on success. Memory stays bounded (512 MiB of chunks in flight, as the CLI)

@@ -356,3 +356,36 @@ TEST_CASE("capi: every corpus file round-trips through the C API", "[capi][corpu
         }
     if (files == 0) skip_test("the corpus folders hold no .bin file");
 }
+
+TEST_CASE("capi: related states given a reference (--patch-from in memory)", "[capi][patch]") {
+    // REF: the file with its last 20 cells changed (a conversation that went another way).
+    stz::Bytes file = synth_file("session9", 120, 3), ref = file;
+    for (size_t i = file.size() - 4000; i < file.size(); i += 7) ref[i] ^= 0x21;
+    stz_params p = params_for(STZ_PRESET_DEFAULT, 1);
+    stz::Bytes z(stz_compress_bound(file.size()));
+    size_t n = 0;
+    REQUIRE(stz_compress_ref(file.data(), file.size(), ref.data(), ref.size(), "turn1.bin", z.data(), z.size(), &n, &p) ==
+            STZ_OK);
+    z.resize(n);
+    CHECK(z.size() * 3 < api_compress(file, &p).size());
+    uint64_t size = 0;
+    REQUIRE(stz_decompressed_size(z.data(), z.size(), &size) == STZ_OK);
+    CHECK(size == file.size());  // the size it rebuilds, not the stored stream's
+    stz::Bytes back(size);
+    REQUIRE(stz_decompress_ref(z.data(), z.size(), ref.data(), ref.size(), back.data(), back.size(), &n) == STZ_OK);
+    CHECK(n == file.size());
+    CHECK(back == file);
+    // Without the reference, or with another one: refused, naming the one it needs.
+    CHECK(stz_decompress(z.data(), z.size(), back.data(), back.size(), &n) == STZ_ERROR_REFERENCE);
+    CHECK(std::string(stz_last_error_detail()).find("turn1.bin") != std::string::npos);
+    CHECK(stz_decompress_ref(z.data(), z.size(), file.data(), file.size(), back.data(), back.size(), &n) == STZ_ERROR_REFERENCE);
+    CHECK(std::string(stz_error_message(STZ_ERROR_REFERENCE)).find("reference") != std::string::npos);
+    // Too small a destination says how much is needed; an ordinary .stz decodes with any ref.
+    CHECK(stz_compress_ref(file.data(), file.size(), ref.data(), ref.size(), nullptr, z.data(), 10, &n, &p) ==
+          STZ_ERROR_DST_TOO_SMALL);
+    CHECK(std::string(stz_last_error_detail()).find("needed") != std::string::npos);
+    const stz::Bytes plain = api_compress(file, &p);
+    REQUIRE(stz_decompress_ref(plain.data(), plain.size(), ref.data(), ref.size(), back.data(), back.size(), &n) == STZ_OK);
+    CHECK(back == file);
+    CHECK(stz_compress_ref(file.data(), file.size(), nullptr, 5, nullptr, z.data(), z.size(), &n, &p) == STZ_ERROR_PARAMETER);
+}

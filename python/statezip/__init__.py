@@ -9,6 +9,10 @@ system's library path (ldconfig, LD_LIBRARY_PATH), else through ctypes.util.find
     z = statezip.compress(blob, preset="max")
     assert statezip.decompress(z) == blob
     statezip.inspect(blob)["sections"][0]    # the fields of `statezip inspect --json`
+
+    turn2 = llm.save_state()                 # a later save of the same conversation
+    z2 = statezip.compress(turn2, ref=blob)  # stores only what blob lacks (the CLI's --patch-from)
+    assert statezip.decompress(z2, ref=blob) == turn2
 """
 import ctypes
 import ctypes.util
@@ -63,6 +67,10 @@ _lib.stz_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p,
                               ctypes.POINTER(_Params)]
 _lib.stz_decompressed_size.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
 _lib.stz_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, _size_p]
+_lib.stz_compress_ref.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                  ctypes.c_void_p, ctypes.c_size_t, _size_p, ctypes.POINTER(_Params)]
+_lib.stz_decompress_ref.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p,
+                                    ctypes.c_size_t, _size_p]
 _lib.stz_inspect_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
 _lib.stz_free.argtypes = [ctypes.c_void_p]
 _lib.stz_error_message.argtypes = [ctypes.c_int]
@@ -81,9 +89,12 @@ def version():
     return _lib.stz_version_string().decode()
 
 
-def compress(data, preset="default", threads=0, codec=None):
+def compress(data, preset="default", threads=0, codec=None, ref=None, ref_name=None):
     """Compresses a state (bytes-like) into .stz bytes: the same bytes as the statezip
-    program with that preset. threads: 0 = all cores (the output does not depend on it)."""
+    program with that preset. threads: 0 = all cores (the output does not depend on it).
+    ref: the bytes of a related state (an earlier save of the same conversation, ...): the
+    .stz then stores only what ref lacks and needs the same ref to decompress (the CLI's
+    --patch-from); ref_name is recorded for error messages."""
     if preset not in _PRESETS:
         raise ValueError(f"unknown preset {preset!r} (fast, default, max)")
     data = bytes(data)
@@ -95,18 +106,28 @@ def compress(data, preset="default", threads=0, codec=None):
     cap = _lib.stz_compress_bound(len(data))
     out = ctypes.create_string_buffer(max(cap, 1))
     n = ctypes.c_size_t(0)
-    _check(_lib.stz_compress(data, len(data), out, cap, ctypes.byref(n), ctypes.byref(p)))
+    if ref is None:
+        _check(_lib.stz_compress(data, len(data), out, cap, ctypes.byref(n), ctypes.byref(p)))
+    else:
+        ref = bytes(ref)
+        name = ref_name.encode() if ref_name else None
+        _check(_lib.stz_compress_ref(data, len(data), ref, len(ref), name, out, cap, ctypes.byref(n), ctypes.byref(p)))
     return out.raw[:n.value]
 
 
-def decompress(data):
-    """Decompresses .stz bytes and verifies every checksum."""
+def decompress(data, ref=None):
+    """Decompresses .stz bytes and verifies every checksum. ref: the reference a .stz made
+    with one needs (Error with code -9 if it is missing or another one)."""
     data = bytes(data)
     size = ctypes.c_uint64(0)
     _check(_lib.stz_decompressed_size(data, len(data), ctypes.byref(size)))
     out = ctypes.create_string_buffer(max(size.value, 1))
     n = ctypes.c_size_t(0)
-    _check(_lib.stz_decompress(data, len(data), out, size.value, ctypes.byref(n)))
+    if ref is None:
+        _check(_lib.stz_decompress(data, len(data), out, size.value, ctypes.byref(n)))
+    else:
+        ref = bytes(ref)
+        _check(_lib.stz_decompress_ref(data, len(data), ref, len(ref), out, size.value, ctypes.byref(n)))
     return out.raw[:n.value]
 
 

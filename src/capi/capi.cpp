@@ -11,6 +11,7 @@
 #include "container.hpp"
 #include "engine.hpp"
 #include "inspect.hpp"
+#include "patch.hpp"
 #include "plan.hpp"
 #include "presets.hpp"
 #include "spool.hpp"
@@ -73,6 +74,9 @@ template <class F> int guarded(int data_error, F&& f) noexcept {
     } catch (const BadParameter& e) {
         set_detail(e.what());
         return STZ_ERROR_PARAMETER;
+    } catch (const ReferenceError& e) {
+        set_detail(e.what());
+        return STZ_ERROR_REFERENCE;
     } catch (const DataError& e) {
         set_detail(e.what());
         return STZ_ERROR_CORRUPT;
@@ -233,7 +237,7 @@ int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size) {
         *size = 0;
         MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
         ContainerReader r(in);
-        *size = r.header().original_size;
+        *size = rebuilt_size(r.header());
     });
 }
 
@@ -252,6 +256,51 @@ int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capac
         BufferSink out(dst, dst_capacity);
         DecompressOptions d;
         d.threads = resolve_threads(0, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
+        decompress_stream(in, out, d);
+        *dst_size = out.used();
+    });
+}
+
+int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, const char* ref_name, void* dst,
+                     size_t dst_capacity, size_t* dst_size, const stz_params* params) {
+    return guarded(STZ_ERROR_GENERIC, [&] {
+        require(src || !src_size, "src is NULL");
+        require(ref || !ref_size, "ref is NULL");
+        require(dst || !dst_capacity, "dst is NULL");
+        require(dst_size, "dst_size is NULL");
+        *dst_size = 0;
+        CompressOptions o = options_from(params, src_size);
+        MemorySource in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
+        MemorySource r(ByteSpan(static_cast<const uint8_t*>(ref), ref_size));
+        MemorySink stored;  // the size is known only at the end: usually a small fraction of src
+        compress_patch(in, r, ref_name ? ref_name : "", stored, o);
+        if (stored.out.size() > dst_capacity)
+            throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes, " +
+                              std::to_string(stored.out.size()) + " needed");
+        if (!stored.out.empty()) std::memcpy(dst, stored.out.data(), stored.out.size());
+        *dst_size = stored.out.size();
+    });
+}
+
+int stz_decompress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst, size_t dst_capacity,
+                       size_t* dst_size) {
+    return guarded(STZ_ERROR_CORRUPT, [&] {
+        require(src || !src_size, "src is NULL");
+        require(ref || !ref_size, "ref is NULL");
+        require(dst || !dst_capacity, "dst is NULL");
+        require(dst_size, "dst_size is NULL");
+        *dst_size = 0;
+        uint64_t size = 0;
+        if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError{rc};
+        if (size > dst_capacity)
+            throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
+                              std::to_string(size));
+        MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
+        MemorySource r(ByteSpan(static_cast<const uint8_t*>(ref), ref_size));
+        BufferSink out(dst, dst_capacity);
+        DecompressOptions d;
+        d.threads = resolve_threads(0, src_size / 44 + 1);
+        d.reference = &r;
         decompress_stream(in, out, d);
         *dst_size = out.used();
     });
@@ -307,6 +356,7 @@ const char* stz_error_message(int code) {
         case STZ_ERROR_WRITE: return "write callback failed";
         case STZ_ERROR_MEMORY: return "out of memory";
         case STZ_ERROR_IO: return "temporary file failed";
+        case STZ_ERROR_REFERENCE: return "the reference given is missing or not the one this file needs";
         default: return "unknown error code";
     }
 }

@@ -9,6 +9,7 @@
 
 #include "file_io.hpp"
 #include "lossy_cli.hpp"
+#include "patch.hpp"
 #include "patch_cli.hpp"
 #include "report.hpp"
 
@@ -197,7 +198,7 @@ void list_one(const Options& o, const std::string& in_path) {
     L = list_container(src);
     std::vector<uint64_t> stored(L.header.sections.size());
     for (const auto& e : L.index) stored[e.section] += e.stored_size;
-    const uint64_t original = listed_original_size(L.header);  // a --patch-from file: the file it rebuilds
+    const uint64_t original = stz::rebuilt_size(L.header);  // a --patch-from file: the file it rebuilds
     double ratio = L.container_size ? double(original) / L.container_size : 0;
     std::printf("%s: %s, %s -> %s (ratio %.3f), %zu chunks, xxh3 %016llx\n", printable(in_path).c_str(),
                 format_line(L.header.format, L.header.format_version, L.header.detail).c_str(),

@@ -23,12 +23,5 @@ stz::CompressResult compress_with_reference(stz::InputSource& in, stz::InputSour
     return r;
 }
 
-uint64_t listed_original_size(const stz::ContainerHeader& h) {
-    const stz::HeaderProperty* p = h.property(stz::kPatchedSizeProperty);
-    if (!p || !h.property(stz::kReferenceProperty) || p->value.empty() || p->value.size() > 19 ||
-        p->value.find_first_not_of("0123456789") != std::string::npos)
-        return h.original_size;
-    return std::stoull(p->value);
-}
 
 }  // namespace stzcli

@@ -17,8 +17,4 @@ std::shared_ptr<stz::InputSource> open_reference(const std::string& path);
 stz::CompressResult compress_with_reference(stz::InputSource& in, stz::InputSource& ref, const std::string& ref_name,
                                             stz::OutputSink& out, const stz::CompressOptions& opt, std::string& detail);
 
-// The size -l reports: the original's; for a --patch-from file, the file it rebuilds (its
-// `patched_size` property), not the stored stream the header describes.
-uint64_t listed_original_size(const stz::ContainerHeader& h);
-
 }  // namespace stzcli

@@ -397,6 +397,14 @@ PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, u
     return m;
 }
 
+uint64_t rebuilt_size(const ContainerHeader& h) {
+    const HeaderProperty* p = h.property(kPatchedSizeProperty);
+    if (!p || !h.property(kReferenceProperty) || p->value.empty() || p->value.size() > 19 ||
+        p->value.find_first_not_of("0123456789") != std::string::npos)
+        return h.original_size;
+    return std::stoull(p->value);
+}
+
 std::string ReferenceIdentity::value() const {
     return "name=" + name + ";size=" + std::to_string(size) + ";xxh128=" + xxh128;
 }

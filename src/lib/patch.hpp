@@ -33,6 +33,10 @@ struct ReferenceIdentity {
 ReferenceIdentity identify_reference(InputSource& ref, const std::string& name);
 std::optional<ReferenceIdentity> parse_reference_identity(const std::string& value);
 
+// The size of the file a container rebuilds: for a --patch-from file its `patched_size`
+// (the header's original_size is that of the stored stream), else original_size.
+uint64_t rebuilt_size(const ContainerHeader& h);
+
 // The reference is missing or is not the one a file needs (message: one line, names it).
 struct ReferenceError : Error {
     using Error::Error;

@@ -47,6 +47,19 @@ with tempfile.TemporaryDirectory() as tmp:
         check(got == cli, f"inspect({os.path.basename(path)}) == inspect --json")
     check(statezip.inspect(state)["sections"][0]["name"] != "", "inspect has sections")
 
+# A related state given a reference: smaller, and refused without it (code -9, names it).
+turn2 = bytearray(state)
+for i in range(len(turn2) - 3000, len(turn2), 5):
+    turn2[i] ^= 0x11
+zr = statezip.compress(turn2, ref=state, ref_name="turn1.bin")
+check(len(zr) * 3 < len(statezip.compress(turn2)), f"with a reference: {len(zr)} bytes")
+check(statezip.decompress(zr, ref=state) == bytes(turn2), "round trip with a reference")
+try:
+    statezip.decompress(zr)
+    check(False, "decoded without its reference")
+except statezip.Error as e:
+    check(e.code == -9 and "turn1.bin" in e.detail, f"missing reference: {e}")
+
 # Errors: statezip.Error with the code and the detail (offset).
 for bad, code in ((z[: len(z) // 2], -3), (b"not a stz file at all", -3), (z[:-1], -3)):
     try:
