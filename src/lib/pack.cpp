@@ -103,7 +103,7 @@ void PackReader::restore(size_t i, RandomFile& out, const DecompressOptions& dop
     const MemberRecord& m = *pm.record;
     restore_member(f_, m, out, dopt, cache_.get());
     if (out.size() != m.size) throw Error("restored size differs from the member's");
-    if (whole_hash(out) != m.hash) throw Error("whole-member checksum mismatch: the output is not the original");
+    if (hash128_of(out) != m.hash) throw Error("whole-member checksum mismatch: the output is not the original");
 }
 
 }  // namespace stz

@@ -3,7 +3,6 @@
 #include "hashing.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "types.hpp"
 
@@ -22,12 +21,6 @@ const char* record_type_name(RecordType t) {
 Hash128 hash128(ByteSpan d) {
     XXH128_hash_t h = XXH3_128bits(d.data(), d.size());
     return {h.low64, h.high64};
-}
-
-std::string hash128_hex(const Hash128& h) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)h.hi, (unsigned long long)h.lo);
-    return buf;
 }
 
 uint64_t BlockHead::raw_bytes() const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bytes.hpp"
+#include "hashing.hpp"
 
 namespace stz {
 
@@ -29,16 +30,8 @@ inline constexpr uint32_t kMaxGroupSections = 1u << 16;
 enum class RecordType : uint8_t { Block = 1, Literal = 2, Member = 3, Commit = 4 };
 const char* record_type_name(RecordType t);
 
-// 128-bit hash (XXH3-128): whole members and cells.
-struct Hash128 {
-    uint64_t lo = 0, hi = 0;
-    bool operator==(const Hash128&) const = default;
-};
-struct Hash128Hasher {
-    size_t operator()(const Hash128& h) const { return static_cast<size_t>(h.lo ^ (h.hi * 0x9E3779B97F4A7C15ull)); }
-};
+// XXH3-128 of a buffer (Hash128: hashing.hpp): cells and blocks.
 Hash128 hash128(ByteSpan d);
-std::string hash128_hex(const Hash128& h);
 
 // Where one K/V section's bytes of a cell sit: rows (cell c = bytes [c*cell_bytes, +cell_bytes))
 // or, when `elem_bytes` > 0, transposed (channel ch of cell c at ch*n_cells*elem_bytes + c*elem_bytes).

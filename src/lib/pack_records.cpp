@@ -1,7 +1,6 @@
 #include "pack_records.hpp"
 
 #include <algorithm>
-#include <memory>
 
 #include "hashing.hpp"
 
@@ -119,20 +118,6 @@ Bytes pack_header() {
     append_le<uint32_t>(h, 0);
     append_le<uint64_t>(h, hash64(h));
     return h;
-}
-
-Hash128 whole_hash(InputSource& in) {
-    Hasher128 h;
-    const size_t cap = static_cast<size_t>(std::min<uint64_t>(in.size(), 4u << 20));
-    const auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);  // read_at fills what is hashed
-    for (uint64_t off = 0; off < in.size();) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(cap, in.size() - off));
-        in.read_at(off, buf.get(), n);
-        h.update(buf.get(), n);
-        off += n;
-    }
-    const auto d = h.digest();
-    return {d[0], d[1]};
 }
 
 RecordHead read_record_head(InputSource& f, uint64_t off) {

@@ -16,8 +16,6 @@ struct RecordHead {
 
 // The fixed header a set starts with.
 Bytes pack_header();
-// XXH3-128 of all of `in` (read in pieces).
-Hash128 whole_hash(InputSource& in);
 
 // Reads and checks a record header at `off` (its checksum, a known type, the record inside
 // the file). Throws DataError naming the offset.

@@ -282,7 +282,7 @@ PackAddResult PackWriter::add(InputSource& in, const std::string& name) {
     if (names_.count(name)) throw Error(name + ": a member of that name is already in the set");
     if (pending_.size() >= kMaxPendingMembers) settle();
     const uint32_t mi = static_cast<uint32_t>(pending_.size());
-    const Hash128 whole = whole_hash(in);
+    const Hash128 whole = hash128_of(in);
     bool resolved = false;
     if (auto same = same_content(in.size(), whole, resolved)) {  // a copy: only its own record is new
         pending_.push_back({});

@@ -4,7 +4,6 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
-#include <cstdio>
 #include <map>
 
 #include "cells.hpp"
@@ -17,24 +16,6 @@
 namespace stz {
 
 namespace {
-
-std::array<uint64_t, 2> hash_source(InputSource& in) {
-    Hasher128 h;
-    Bytes buf(std::min<uint64_t>(in.size(), 4u << 20));
-    for (uint64_t at = 0; at < in.size();) {
-        size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - at));
-        in.read_at(at, buf.data(), n);
-        h.update(buf.data(), n);
-        at += n;
-    }
-    return h.digest();
-}
-
-std::string hex128(const std::array<uint64_t, 2>& h) {
-    char s[33];
-    std::snprintf(s, sizeof s, "%016llx%016llx", static_cast<unsigned long long>(h[1]), static_cast<unsigned long long>(h[0]));
-    return s;
-}
 
 struct TokenShare {
     std::optional<uint32_t> section;  // the file's token section
@@ -414,7 +395,7 @@ std::string ReferenceIdentity::describe() const {
 }
 
 ReferenceIdentity identify_reference(InputSource& ref, const std::string& name) {
-    return {name, ref.size(), hex128(hash_source(ref))};
+    return {name, ref.size(), hash128_hex(hash128_of(ref))};
 }
 
 std::optional<ReferenceIdentity> parse_reference_identity(const std::string& v) {
@@ -443,7 +424,7 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
 
     PatchMap map;
     map.original_size = file.size();
-    map.original_xxh128 = hash_source(file);
+    map.original_xxh128 = hash128_of(file);
     map_groups(mt, index, fp, map);
     plan_stream(fp, mt, tok, 0, map);  // the regions
     bool any_in_meta = false;

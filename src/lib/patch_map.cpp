@@ -68,8 +68,8 @@ Bytes encode_patch_map(const PatchMap& m) {
     Bytes out;
     out.push_back(m.tokens ? kPatchMapVersionTokens : kPatchMapVersion);
     put_varint(out, m.original_size);
-    append_le<uint64_t>(out, m.original_xxh128[0]);
-    append_le<uint64_t>(out, m.original_xxh128[1]);
+    append_le<uint64_t>(out, m.original_xxh128.lo);
+    append_le<uint64_t>(out, m.original_xxh128.hi);
     put_varint(out, m.meta_raw);
     put_varint(out, m.ref_groups.size());
     for (const auto& g : m.ref_groups) {
@@ -260,8 +260,8 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
         throw DataError("unknown patch map version (written by a newer statezip?)", base);
     PatchMap m;
     m.original_size = r.v("size");
-    m.original_xxh128[0] = r.u64("hash");
-    m.original_xxh128[1] = r.u64("hash");
+    m.original_xxh128.lo = r.u64("hash");
+    m.original_xxh128.hi = r.u64("hash");
     m.meta_raw = r.v("meta size");
     if (m.meta_raw > kMaxPatchMetaBytes) throw DataError("patch map: meta too large", r.at());
     uint64_t n_ref = r.count("reference group count");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bytes.hpp"
+#include "hashing.hpp"
 
 namespace stz {
 
@@ -73,7 +74,7 @@ struct PatchTokenModel {
 
 struct PatchMap {
     uint64_t original_size = 0;
-    std::array<uint64_t, 2> original_xxh128{};  // low, high
+    Hash128 original_xxh128;
     // Every byte of the original outside the K/V rows the stored stream holds (headers,
     // tokens, cell metadata, quantised rows) follows the map in one zstd frame (patch.hpp).
     uint64_t meta_raw = 0;

@@ -13,7 +13,6 @@ namespace {
 
 struct CellMeta {
     int32_t pos = 0;
-    uint32_t n_seq = 0;
     std::vector<int32_t> seqs;
 };
 
@@ -27,10 +26,10 @@ std::optional<std::vector<CellMeta>> parse_cells(ByteSpan d, uint32_t ext) {
     for (CellMeta& c : cells) {
         if (d.size() - at < 8 + ext) return std::nullopt;
         c.pos = load_le<int32_t>(d.data() + at);
-        c.n_seq = load_le<uint32_t>(d.data() + at + 4);
+        const uint32_t n_seq = load_le<uint32_t>(d.data() + at + 4);
         at += 8 + ext;
-        if (c.n_seq > 256 || (d.size() - at) / 4 < c.n_seq) return std::nullopt;
-        for (uint32_t k = 0; k < c.n_seq; ++k, at += 4) c.seqs.push_back(load_le<int32_t>(d.data() + at));
+        if (n_seq > 256 || (d.size() - at) / 4 < n_seq) return std::nullopt;
+        for (uint32_t k = 0; k < n_seq; ++k, at += 4) c.seqs.push_back(load_le<int32_t>(d.data() + at));
     }
     if (d.size() - at != 8) return std::nullopt;  // u32 v_trans, u32 n_layer
     return cells;
@@ -204,10 +203,6 @@ void TokenKeys::load(uint64_t first) {
 
 namespace {
 
-struct TokenKeyHash {
-    size_t operator()(const TokenKey& k) const { return static_cast<size_t>(k.lo); }
-};
-
 // The token last seen with each key: what both sides predict.
 class Predictor {
 public:
@@ -221,7 +216,7 @@ public:
     }
 
 private:
-    std::unordered_map<TokenKey, uint32_t, TokenKeyHash> last_;
+    std::unordered_map<TokenKey, uint32_t, Hash128Hasher> last_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 
+#include "hashing.hpp"
 #include "io.hpp"
 #include "patch_map.hpp"
 
@@ -28,10 +29,7 @@ std::vector<uint64_t> token_cells(ByteSpan cells_section, uint64_t n_tokens);
 // The same mapping as runs (patch map record).
 std::vector<TokenCellRun> token_cell_runs(const std::vector<uint64_t>& cells);
 
-struct TokenKey {
-    uint64_t lo = 0, hi = 0;
-    bool operator==(const TokenKey& o) const { return lo == o.lo && hi == o.hi; }
-};
+using TokenKey = Hash128;
 
 // The key of each position of `t` (prefix + tail): a hash of its cell's bytes in group
 // t.group, where the map takes them from REF; none where the cell is new or there is none.
