@@ -83,6 +83,16 @@ TokenFile token_file(bool v_trans) {
     return t;
 }
 
+// One group of 10 rows of 8 bytes, all taken from REF at `ref_offset`.
+void add_row_group(PatchMap& m, uint64_t ref_offset) {
+    m.ref_groups.push_back({10, {{ref_offset, 8}}});
+    PatchGroup g;
+    g.n_cells = 10;
+    g.parts.push_back({1, 8, false, 0, false});
+    g.runs.push_back({10, 0u, 0});
+    m.groups.push_back(g);
+}
+
 }  // namespace
 
 TEST_CASE("token model: positions map to the cells of the sequence that covers most of them", "[patch][tokens]") {
@@ -150,12 +160,7 @@ TEST_CASE("token model: the map record round-trips and is checked against its gr
     PatchMap m;
     m.original_size = 100;
     m.meta_raw = 20;
-    m.ref_groups.push_back({10, {{0, 8}}});
-    PatchGroup g;
-    g.n_cells = 10;
-    g.parts.push_back({1, 8, false, 0, false});
-    g.runs.push_back({10, 0u, 0});
-    m.groups.push_back(g);
+    add_row_group(m, 0);
     m.regions.push_back({RegionKind::Stream, 20});
     m.regions.push_back({RegionKind::Part, 80, 0, 0});
     CHECK(encode_patch_map(m)[0] == kPatchMapVersion);  // no token model: readable by every release
@@ -210,12 +215,7 @@ TEST_CASE("token model: damaged maps and token bytes are refused or give other t
     MemorySource rs(ref);
     PatchMap m;
     m.original_size = 44 + 80;
-    m.ref_groups.push_back({10, {{16, 8}}});
-    PatchGroup g;
-    g.n_cells = 10;
-    g.parts.push_back({1, 8, false, 0, false});
-    g.runs.push_back({10, 0u, 0});
-    m.groups.push_back(g);
+    add_row_group(m, 16);
     m.tokens = PatchTokenModel{0, 96, 2, 9, 0, {{10, 0, 1}, {1, kNoTokenCell, 1}}};
     TokenKeys keys(m, *m.tokens, rs);
     CHECK(keys(0) == keys(3));  // cells 0, 3, 6, 9 are equal
@@ -250,12 +250,7 @@ TEST_CASE("token model: keys are computed a chunk of positions at a time, alike 
     Bytes ref = random_bytes(120, 6);
     MemorySource rs(ref);
     PatchMap m;
-    m.ref_groups.push_back({10, {{16, 8}}});
-    PatchGroup g;
-    g.n_cells = 10;
-    g.parts.push_back({1, 8, false, 0, false});
-    g.runs.push_back({10, 0u, 0});
-    m.groups.push_back(g);
+    add_row_group(m, 16);
     const uint64_t n = kTokenKeyChunk + 100;
     m.tokens = PatchTokenModel{0, 0, 0, n, 0, {{n - 10, 3, 0}, {10, 0, 1}}};  // cell 3 again and again, then 0..9
     TokenKeys keys(m, *m.tokens, rs);

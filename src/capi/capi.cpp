@@ -190,6 +190,27 @@ void require(bool ok, const char* what) {
     if (!ok) throw BadParameter(what);
 }
 
+// stz_decompress and stz_decompress_ref: a .stz into a caller's buffer (ref: the reference
+// file a --patch-from .stz needs, or null).
+void decompress_into(const void* src, size_t src_size, InputSource* ref, void* dst, size_t dst_capacity, size_t* dst_size) {
+    require(src || !src_size, "src is NULL");
+    require(dst || !dst_capacity, "dst is NULL");
+    require(dst_size, "dst_size is NULL");
+    *dst_size = 0;
+    uint64_t size = 0;
+    if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError{rc};
+    if (size > dst_capacity)
+        throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
+                          std::to_string(size));
+    MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
+    BufferSink out(dst, dst_capacity);
+    DecompressOptions d;
+    d.threads = resolve_threads(0, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
+    d.reference = ref;
+    decompress_stream(in, out, d);
+    *dst_size = out.used();
+}
+
 }  // namespace
 
 extern "C" {
@@ -242,23 +263,7 @@ int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size) {
 }
 
 int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size) {
-    return guarded(STZ_ERROR_CORRUPT, [&] {
-        require(src || !src_size, "src is NULL");
-        require(dst || !dst_capacity, "dst is NULL");
-        require(dst_size, "dst_size is NULL");
-        *dst_size = 0;
-        uint64_t size = 0;
-        if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError{rc};
-        if (size > dst_capacity)
-            throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
-                              std::to_string(size));
-        MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
-        BufferSink out(dst, dst_capacity);
-        DecompressOptions d;
-        d.threads = resolve_threads(0, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
-        decompress_stream(in, out, d);
-        *dst_size = out.used();
-    });
+    return guarded(STZ_ERROR_CORRUPT, [&] { decompress_into(src, src_size, nullptr, dst, dst_capacity, dst_size); });
 }
 
 int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, const char* ref_name, void* dst,
@@ -285,24 +290,9 @@ int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t r
 int stz_decompress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst, size_t dst_capacity,
                        size_t* dst_size) {
     return guarded(STZ_ERROR_CORRUPT, [&] {
-        require(src || !src_size, "src is NULL");
         require(ref || !ref_size, "ref is NULL");
-        require(dst || !dst_capacity, "dst is NULL");
-        require(dst_size, "dst_size is NULL");
-        *dst_size = 0;
-        uint64_t size = 0;
-        if (const int rc = stz_decompressed_size(src, src_size, &size); rc != STZ_OK) throw RecordedError{rc};
-        if (size > dst_capacity)
-            throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
-                              std::to_string(size));
-        MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
         MemorySource r(ByteSpan(static_cast<const uint8_t*>(ref), ref_size));
-        BufferSink out(dst, dst_capacity);
-        DecompressOptions d;
-        d.threads = resolve_threads(0, src_size / 44 + 1);
-        d.reference = &r;
-        decompress_stream(in, out, d);
-        *dst_size = out.used();
+        decompress_into(src, src_size, &r, dst, dst_capacity, dst_size);
     });
 }
 
