@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostile.hpp"
+#include "hostile_pack.hpp"
 #include "types.hpp"
 
 namespace {
@@ -45,6 +46,18 @@ const std::vector<Case>& cases() {
          [](uint64_t n) { return dense(oversized_stage(static_cast<uint32_t>(std::min<uint64_t>(n, 0xFFFFFFFFu)))); }},
         {"range-overrun", ".stz: chanctx whose range coder runs past its end, N output bytes (14.8)", 200000,
          [](uint64_t n) { return dense(range_overrun(std::max<uint64_t>(1, n / 2))); }},
+        {"pack-repeated-member", ".stzp whose last commit lists one member record N times", 1 << 20,
+         [](uint64_t n) { return dense(repeated_member_set(static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 20)))); }},
+        {"pack-nested-member", ".stzp whose commit lists a member record nested in another's name", 1,
+         [](uint64_t) { return dense(nested_member_set()); }},
+        {"pack-damaged-commit", ".stzp of 3 members with one bit flipped in its last commit", 1,
+         [](uint64_t) { return dense(damaged_last_commit_set()); }},
+        {"pack-sentinel-run", ".stzp whose member has a cell run at block offset 2^64-1", 1,
+         [](uint64_t) { return dense(sentinel_block_offset_set()); }},
+        {"pack-reuse-bomb", "valid .stzp whose member rebuilds to N bytes from one 64 MiB block of zeros", 1ull << 30,
+         [](uint64_t n) { return dense(reuse_bomb_set(64 << 20, static_cast<uint32_t>(std::max<uint64_t>(1, n >> 26)))); }},
+        {"pack-one-byte-cells", "valid .stzp of one block of N one-byte cells", 64ull << 20,
+         [](uint64_t n) { return dense(one_byte_cells_set(n)); }},
         {"huge-chunk-count", "sparse .stz of apparent size N whose end record claims ~N/20 chunks (14.7)", 4ull << 30,
          [](uint64_t n) { return huge_chunk_count(std::max<uint64_t>(n, 1 << 20)); }},
     };

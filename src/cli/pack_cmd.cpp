@@ -88,7 +88,7 @@ int append_to(const PackCliOptions& o, const std::vector<std::string>& names) {
     if (fd < 0) throw Error(o.append + ": " + errno_text());
     FdFile f(fd, o.append);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) throw Error(o.append + ": the set is being written by another process");
-    auto w = PackWriter::append(f, pack_options(o));
+    auto w = PackWriter::append(f, pack_options(o), o.force);
     const uint64_t committed = f.size();
     try {
         add_files(*w, o, names);
@@ -164,6 +164,10 @@ int run_unpack(const PackCliOptions& o) {
         }
         MemberWriter out(o.dir);
         int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(o.set, r.state().damaged_commit + "; restoring the members of the commit before it");
+            rc = 1;
+        }
         for (size_t i : pick) {
             const PackMember& m = r.members()[i];
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
@@ -193,11 +197,18 @@ int run_pack_list(const std::string& set, int verbosity) {
         const uint64_t stored = src.size();
         std::printf("%s: set of %zu members, %s -> %s (ratio %.3f)\n", printable(set).c_str(), r.members().size(),
                     human_bytes(total).c_str(), human_bytes(stored).c_str(), stored ? double(total) / stored : 0.0);
-        if (r.state().trailing_bytes)
+        int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(set, r.state().damaged_commit + "; listing the commit before it");
+            rc = 1;
+        }
+        if (const uint64_t cells = pack_cell_bytes_claimed(r.members()); cells / kPlausibleCellReuse > stored)
+            print_error(set, "warning: its cell runs re-use stored blocks to rebuild " + human_bytes(cells) +
+                                 " of cells from a set of " + human_bytes(stored) + " (unpack writes that much)");
+        if (r.state().trailing_bytes && r.state().damaged_commit.empty())
             std::printf("  note: %llu bytes after the last commit (an interrupted append; ignored)\n",
                         (unsigned long long)r.state().trailing_bytes);
         std::printf("  %-40s %12s %12s %10s %10s  %s\n", "member", "bytes", "stored", "cells", "shared", "format");
-        int rc = 0;
         for (size_t i = 0; i < r.members().size(); ++i) {
             const PackMember& m = r.members()[i];
             if (!m.record) {
@@ -221,27 +232,21 @@ int run_pack_list(const std::string& set, int verbosity) {
 int run_pack_test(const std::string& set, const PackCliOptions& o) {
     try {
         FileSource src(set);
-        PackReader r(src);
+        // Within -M: a quarter for decoded blocks, a quarter for the window of a member being
+        // hashed; nothing is written (a member may rebuild to far more than the set's size).
+        const uint64_t quarter = std::max<uint64_t>(o.compress.memory_budget / 4, 1 << 20);
+        PackReader r(src, std::min<uint64_t>(quarter, 256ull << 20));
         int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(set, r.state().damaged_commit);
+            rc = 1;
+        }
         for (size_t i = 0; i < r.members().size(); ++i) {
             const PackMember& m = r.members()[i];
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
             try {
                 if (!m.record) throw Error("damaged member record at offset " + std::to_string(m.offset) + ": " + m.error);
-                // Restored into memory when small, else into an unlinked temporary file (a
-                // member's declared size is not trusted with a large allocation).
-                if (m.record->size <= std::min<uint64_t>(o.compress.memory_budget / 2, 64u << 20)) {
-                    MemoryFile f;
-                    r.restore(i, f, restore_options(o));
-                } else {
-                    const char* tmpdir = std::getenv("TMPDIR");
-                    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/statezip-test.XXXXXX";
-                    int fd = ::mkstemp(tmpl.data());
-                    if (fd < 0) throw Error("cannot create a temporary file: " + errno_text());
-                    ::unlink(tmpl.c_str());
-                    FdFile f(fd, tmpl);
-                    r.restore(i, f, restore_options(o));
-                }
+                r.test(i, restore_options(o), std::min<uint64_t>(quarter, 64ull << 20));
                 if (o.verbosity >= 1)
                     std::fprintf(stderr, "%s: %s : OK (%s)\n", printable(set).c_str(), printable(label).c_str(),
                                  human_bytes(m.record->size).c_str());
@@ -250,7 +255,7 @@ int run_pack_test(const std::string& set, const PackCliOptions& o) {
                 rc = 1;
             }
         }
-        if (r.state().trailing_bytes && o.verbosity >= 1)
+        if (r.state().trailing_bytes && r.state().damaged_commit.empty() && o.verbosity >= 1)
             print_error(set, "note: " + std::to_string(r.state().trailing_bytes) +
                                  " bytes after the last commit (an interrupted append; ignored, cut by the next append)");
         return rc;
