@@ -119,9 +119,20 @@ std::vector<uint64_t> committed_members(const Bytes& set) {
 }
 
 Bytes repeated_member_set(uint32_t times) {
-    Bytes set = pack_set({{"a.bin", small_state(40, 1)}, {"b.bin", small_state(40, 2)}});
-    const uint64_t first = committed_members(set).at(0);
-    append_commit(set, std::vector<uint64_t>(std::min<uint32_t>(times, kMaxPackMembers), first));
+    Bytes set = pack_set({{"a.bin", small_state(2000, 1)}, {"b.bin", small_state(40, 2)}});
+    // The record of a.bin again with a run per cell (as a member whose cells alternate between
+    // new and shared ones has): 16 bytes per cell, each decoded copy holds them all.
+    MemoryFile f = as_file(set);
+    RecordHead h;
+    MemberRecord m = decode_member(read_record(f, committed_members(set).at(0), RecordType::Member, kMaxMemberRecord, &h), h.payload);
+    for (MemberGroup& g : m.groups) {
+        std::vector<PackRun> cells;
+        for (const PackRun& r : g.runs)
+            for (uint32_t k = 0; k < r.count; ++k) cells.push_back({r.block_offset, r.first + k, 1});
+        g.runs = std::move(cells);
+    }
+    const uint64_t record = append_record(set, RecordType::Member, encode_member(m));
+    append_commit(set, std::vector<uint64_t>(std::min<uint32_t>(times, kMaxPackMembers), record));
     return set;
 }
 

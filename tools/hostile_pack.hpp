@@ -25,7 +25,8 @@ void append_commit(Bytes& set, const std::vector<uint64_t>& members);
 // The member offsets of the set's last valid commit.
 std::vector<uint64_t> committed_members(const Bytes& set);
 
-// A commit listing the first member of a small set `times` times (at most 2^20).
+// A commit listing one member record `times` times (at most 2^20): the record of a 2000-cell
+// member with a run per cell (32 KB), after a valid commit of that member and another.
 Bytes repeated_member_set(uint32_t times);
 // A commit listing a member record and a second, valid member record nested inside the
 // first one's name.
