@@ -5,7 +5,7 @@
 # synthetic sets of checkpoints and of mixed flavours always.
 #   make_pack_seeds.sh STATEZIP STZ-GEN OUT [CORPUS]
 set -euo pipefail
-STZ="$1" GEN="$2" OUT="$3" CORPUS="${STATEZIP_CORPUS:-${4:-}}"
+STZ=$(realpath "$1") GEN=$(realpath "$2") OUT=$(realpath -m "$3") CORPUS="${STATEZIP_CORPUS:-${4:-}}"
 rm -rf "$OUT" && mkdir -p "$OUT"
 work=$(mktemp -d "${TMPDIR:-/tmp}/stz-pack-seeds.XXXXXX")
 trap 'rm -rf "$work"' EXIT
