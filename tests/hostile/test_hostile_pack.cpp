@@ -68,6 +68,16 @@ TEST_CASE("hostile pack: an input changed while it is packed is refused before t
         set.truncate(committed);  // what pack does on failure
         CHECK(stz::PackReader(set).members().empty());
     }
+    // The same in an append: cut back to the commit (as pack --append does), the set is unchanged.
+    const stz::Bytes first = pack_set({{"a.bin", small_state(30, 1)}});
+    stz::MemoryFile set;
+    set.data = first;
+    auto w = stz::PackWriter::append(set, stz::PackOptions{});
+    ChangingSource in(state, groups[0].parts[0].offset + 3);
+    w->add(in, "turn.bin");
+    CHECK_THROWS_WITH(w->commit(), Catch::Contains("input changed while it was being packed"));
+    set.truncate(first.size());
+    CHECK(set.data == first);
 }
 
 TEST_CASE("hostile pack: a damaged last commit is reported by -t and -l, and --append refuses it without -f",
