@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostile.hpp"
+#include "hostile_files.hpp"
 #include "types.hpp"
 
 namespace {
@@ -47,6 +48,8 @@ const std::vector<Case>& cases() {
          [](uint64_t n) { return dense(range_overrun(std::max<uint64_t>(1, n / 2))); }},
         {"huge-chunk-count", "sparse .stz of apparent size N whose end record claims ~N/20 chunks (14.7)", 4ull << 30,
          [](uint64_t n) { return huge_chunk_count(std::max<uint64_t>(n, 1 << 20)); }},
+        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
+         [](uint64_t n) { return dense(set_with_member_size(n)); }},
     };
     return all;
 }
