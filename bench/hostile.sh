@@ -127,3 +127,7 @@ row "geometry hints (14.9)" yes -q -f -T 1 --n-layer 9223372036854775809 --n-emb
 
 # 14.6: absurd thread counts.
 row "threads (14.6)" yes -q -f -T 100000 "IN=$work/legacy.bin" -o @OUT@
+
+# Second pass: files, references, devices (its own table; STATEZIP_BEFORE adds a row per case).
+echo
+"$(dirname "$0")/hostile_files.sh" "$BUILD"

@@ -9,7 +9,7 @@
 # through links in a private folder (removed on exit). Every run is bounded by `timeout 10`.
 set -euo pipefail
 
-BUILD=${1:-build}
+BUILD=$(cd "${1:-build}" && pwd)
 STZ=$BUILD/statezip
 HOSTILE=$BUILD/stz-hostile
 GEN=$BUILD/stz-gen
@@ -97,3 +97,28 @@ set_sum='echo "set $(test "$(sum set.stzp)" = "$(cat set.sum)" && echo unchanged
 run "pack -f -o SET while an append holds it (12)" \
     "\"$STZ\" -q pack -o set.stzp turn1.bin; sum set.stzp > set.sum; (flock set.stzp sleep 3 &) ; sleep 0.3" \
     "$set_sum" -q pack -f -o set.stzp turn2.bin
+
+# The race itself: pack -f -o SET and pack --append SET started together, 20 rounds on a fresh
+# set each; counts how the rounds ended (both 0 with the append missing = the lost update).
+race() {
+    local bin=$1 lost=0 kept=0 refused=0 r a b ra rb
+    for r in $(seq 1 20); do
+        rm -f set.stzp
+        timeout 10 "$bin" -q pack -o set.stzp t1.bin
+        timeout 10 "$bin" -q pack -f -o set.stzp t2.bin 2>/dev/null & a=$!
+        timeout 10 "$bin" -q pack --append set.stzp t3.bin 2>/dev/null & b=$!
+        ra=0; wait $a || ra=$?
+        rb=0; wait $b || rb=$?
+        if [ "$ra" -ne 0 ] || [ "$rb" -ne 0 ]; then refused=$((refused + 1))
+        elif "$bin" -l set.stzp | grep -q t3.bin; then kept=$((kept + 1))
+        else lost=$((lost + 1)); fi
+    done
+    echo "of 20 rounds: both exit 0 and the append lost $lost, both kept $kept, one refused $refused"
+}
+fresh
+for i in 1 2 3; do "$GEN" session9 "$w/t$i.bin" --cells 3000 --seed "$i" >/dev/null; done
+for label in after before; do
+    bin=$STZ
+    if [ "$label" = before ]; then [ -n "$BEFORE" ] || continue; bin=$BEFORE; fi
+    echo "| pack -f -o SET racing pack --append SET (12) | $label | \`statezip pack -f -o set.stzp t2.bin & statezip pack --append set.stzp t3.bin\` | | | | | $(cd "$w" && race "$bin") |"
+done

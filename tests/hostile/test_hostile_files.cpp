@@ -252,19 +252,26 @@ TEST_CASE("hostile files: -l of a set whose member sizes add up past 2^64 says s
     CHECK(list.find(" 999 B ->") == std::string::npos);  // 1000 + (2^64-1), wrapped
 }
 
-TEST_CASE("[.temp-dir-probe] makes a temp folder and says where", "[.temp-dir-probe]") {
-    std::printf("%s\n", temp_dir("hf-probe").c_str());
-    write_file(temp_dir("hf-probe2") + "/f", stz::Bytes(10, 1));
+TEST_CASE("[.temp-dir-probe] makes two temp folders and says where", "[.temp-dir-probe]") {
+    const std::string a = temp_dir("hf-probe"), b = temp_dir("hf-probe2");
+    write_file(b + "/f", stz::Bytes(10, 1));
+    std::printf("probe-dir=%s\nprobe-dir=%s\n", a.c_str(), b.c_str());
 }
 
 TEST_CASE("hostile files: the test suite's temporary folders go when a test process ends", "[hostile][tests]") {
     const std::string d = temp_dir("hf-cleanup");
     // Another process of this binary runs the probe above, then exits: its folders must be gone.
     REQUIRE(sh("/proc/" + std::to_string(::getpid()) + "/exe '[.temp-dir-probe]' > " + d + "/where 2>/dev/null") == 0);
-    std::string where = slurp(d + "/where");
-    REQUIRE(where.find("statezip-test-hf-probe-") != std::string::npos);
-    where = where.substr(0, where.find('\n'));
-    CHECK_FALSE(exists(where));
-    const std::string second = where.substr(0, where.find("hf-probe-")) + "hf-probe2-" + where.substr(where.find("hf-probe-") + 9);
-    CHECK_FALSE(exists(second));
+    std::vector<std::string> dirs;
+    const std::string out = slurp(d + "/where");
+    for (size_t at = 0; (at = out.find("probe-dir=", at)) != std::string::npos;) {
+        at += 10;
+        dirs.push_back(out.substr(at, out.find('\n', at) - at));
+    }
+    REQUIRE(dirs.size() == 2);
+    for (const auto& p : dirs) {
+        INFO(p);
+        CHECK(p.find("/statezip-test-hf-probe") != std::string::npos);
+        CHECK_FALSE(exists(p));
+    }
 }
