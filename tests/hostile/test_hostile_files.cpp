@@ -86,6 +86,9 @@ TEST_CASE("hostile files: a --patch-from reference that --rm would remove is ref
     REQUIRE(sh(kBin + " -q -o " + d + "/t2.stz " + d + "/turn2.bin") == 0);
     CHECK(sh(kBin + " -q -d --rm --patch-from=" + d + "/t2.stz -o " + d + "/x.bin " + d + "/t2.stz 2>/dev/null") == 2);
     CHECK(exists(d + "/t2.stz"));
+    // pack and unpack take no reference: refused rather than ignored.
+    CHECK(sh("cd " + d + " && " + kBin + " -q pack --patch-from=turn1.bin -o s.stzp turn3.bin 2>/dev/null") == 2);
+    CHECK_FALSE(exists(d + "/s.stzp"));
     // Without the clash, --rm with a reference works: the input goes, REF stays.
     REQUIRE(sh(kBin + " -q --rm --patch-from=" + d + "/turn1.bin " + d + "/turn2.bin") == 0);
     CHECK_FALSE(exists(d + "/turn2.bin"));
