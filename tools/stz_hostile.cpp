@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "hostile.hpp"
-#include "hostile_files.hpp"
 #include "types.hpp"
+#include "hostile_files.hpp"
 
 namespace {
 
@@ -36,6 +36,8 @@ SparseImage dense(stz::Bytes b) {
 const std::vector<Case>& cases() {
     using namespace stzhostile;
     static const std::vector<Case> all = {
+        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
+         [](uint64_t n) { return dense(set_with_member_size(n)); }},
         {"chanctx-row-records", ".stz: chanctx row_records = 2^63+1, match model on, N raw bytes (14.1)", 8192,
          [](uint64_t n) { return dense(chanctx_row_records(n)); }},
         {"tiny-sections", "ggsq v2 of N/8 empty memory records (14.4, 14.8, 14.10)", 128 << 10,
@@ -48,8 +50,6 @@ const std::vector<Case>& cases() {
          [](uint64_t n) { return dense(range_overrun(std::max<uint64_t>(1, n / 2))); }},
         {"huge-chunk-count", "sparse .stz of apparent size N whose end record claims ~N/20 chunks (14.7)", 4ull << 30,
          [](uint64_t n) { return huge_chunk_count(std::max<uint64_t>(n, 1 << 20)); }},
-        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
-         [](uint64_t n) { return dense(set_with_member_size(n)); }},
     };
     return all;
 }

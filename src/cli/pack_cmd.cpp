@@ -82,8 +82,6 @@ void add_files(PackWriter& w, const PackCliOptions& o, const std::vector<std::st
     }
 }
 
-const char* const kSetBusy = ": the set is being written by another process";
-
 // The lock an append holds on its set for the whole run. A new set written over an existing
 // one (pack -f -o SET) takes it too, from the start until it has renamed its file into place,
 // so that of a create and an append racing on one set, one fails instead of both exiting 0
@@ -106,7 +104,7 @@ public:
         }
         if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
             ::close(fd);
-            throw Error(path + kSetBusy);
+            throw Error(path + ": the set is being written by another process");
         }
         fd_ = fd;
     }
@@ -123,13 +121,13 @@ int append_to(const PackCliOptions& o, const std::vector<std::string>& names) {
     struct stat st, now;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw Error(o.append + ": not a regular file (a set is appended to in place)");
     if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) throw Error(o.append + ": " + errno_text());
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) throw Error(o.append + kSetBusy);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) throw Error(o.append + ": the set is being written by another process");
+    auto w = PackWriter::append(f, pack_options(o));
+    const uint64_t committed = f.size();
     // A new set renamed over this one after we opened it (its writer has let go of the lock
     // since): what we would append to is no longer the set.
     if (::lstat(o.append.c_str(), &now) != 0 || !same_file(now, st))
         throw Error(o.append + ": the set was replaced by another process meanwhile; run again");
-    auto w = PackWriter::append(f, pack_options(o));
-    const uint64_t committed = f.size();
     try {
         add_files(*w, o, names);
     } catch (...) {
@@ -256,19 +254,19 @@ int run_pack_list(const std::string& set, int verbosity) {
     try {
         FileSource src(set);
         PackReader r(src);
-        // Member sizes are claims of the records: their sum is checked, not wrapped.
+        // Member sizes are claims of the records: their sum saturates instead of wrapping.
         uint64_t total = 0;
         bool overflow = false;
         for (const auto& m : r.members())
             if (m.record) overflow |= __builtin_add_overflow(total, m.record->size, &total);
+        if (overflow) {
+            total = UINT64_MAX;
+            print_error(set, "warning: the members claim more than 16 EiB (2^64 bytes) together; the total shown is "
+                             "that bound (damaged or crafted set?)");
+        }
         const uint64_t stored = src.size();
-        char ratio[64];
-        std::snprintf(ratio, sizeof ratio, "%.3f", stored ? double(total) / stored : 0.0);
-        std::printf("%s: set of %zu members, %s -> %s (ratio %s)\n", printable(set).c_str(), r.members().size(),
-                    overflow ? "more than 16 EiB" : human_bytes(total).c_str(), human_bytes(stored).c_str(),
-                    overflow ? "unknown" : ratio);
-        if (overflow)
-            print_error(set, "warning: the members claim more than 2^64 bytes together (damaged or crafted set?)");
+        std::printf("%s: set of %zu members, %s -> %s (ratio %.3f)\n", printable(set).c_str(), r.members().size(),
+                    human_bytes(total).c_str(), human_bytes(stored).c_str(), stored ? double(total) / stored : 0.0);
         if (r.state().trailing_bytes)
             std::printf("  note: %llu bytes after the last commit (an interrupted append; ignored)\n",
                         (unsigned long long)r.state().trailing_bytes);
