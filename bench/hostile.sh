@@ -218,3 +218,6 @@ echo "Input rewritten while packed, $(size_of "$work/race0.bin") bytes, 20 round
 echo "- statezip: $(race_rounds "$STZ")"
 [ -n "$OLD" ] && echo "- before: $(race_rounds "$OLD")"
 true
+# Second pass: files, references, devices (its own table; STATEZIP_BEFORE adds a row per case).
+echo
+"$(dirname "$0")/hostile_files.sh" "$BUILD"

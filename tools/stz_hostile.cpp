@@ -14,6 +14,7 @@
 #include "hostile.hpp"
 #include "hostile_pack.hpp"
 #include "types.hpp"
+#include "hostile_files.hpp"
 
 namespace {
 
@@ -36,6 +37,8 @@ SparseImage dense(stz::Bytes b) {
 const std::vector<Case>& cases() {
     using namespace stzhostile;
     static const std::vector<Case> all = {
+        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
+         [](uint64_t n) { return dense(set_with_member_size(n)); }},
         {"chanctx-row-records", ".stz: chanctx row_records = 2^63+1, match model on, N raw bytes (14.1)", 8192,
          [](uint64_t n) { return dense(chanctx_row_records(n)); }},
         {"tiny-sections", "ggsq v2 of N/8 empty memory records (14.4, 14.8, 14.10)", 128 << 10,
