@@ -83,6 +83,28 @@ Matching match_file(InputSource& file, const ParsedFile& fp, InputSource& ref, c
     return m;
 }
 
+// A reader copies at most kMaxRefCopyFactor x REF's size from REF (patch_map.hpp): matched
+// runs past `budget` bytes (cells matched many times over, as in files whose sequences all
+// repeat one prompt) become new cells, stored.
+void cap_ref_copies(Matching& mt, uint64_t budget) {
+    uint64_t used = 0;
+    for (size_t g = 0; g < mt.groups.size(); ++g) {
+        std::vector<CellRun> kept;
+        for (CellRun r : mt.runs[g]) {
+            const uint64_t bytes = r.count * mt.groups[g].cell_bytes;
+            if (r.ref_group != kNoRef && bytes > budget - used) {
+                r.ref_group = kNoRef, r.ref_first = 0;
+                mt.shared_cells -= std::min(mt.shared_cells, r.count);  // a report figure only
+            } else if (r.ref_group != kNoRef) {
+                used += bytes;
+            }
+            if (!kept.empty() && kept.back().ref_group == kNoRef && r.ref_group == kNoRef) kept.back().count += r.count;
+            else kept.push_back(r);
+        }
+        mt.runs[g] = std::move(kept);
+    }
+}
+
 // The map's groups and the reference groups they use (renumbered in order of first use).
 uint64_t new_cells(const std::vector<CellRun>& runs) {
     uint64_t n = 0;
@@ -330,7 +352,7 @@ Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map, const Toke
 }
 
 // Reads a head (above): the map, and the meta bytes into `meta`.
-PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
+PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta, uint64_t max_original, PatchSources& sources) {
     size_t pos = 0;
     auto v = [&](const char* what) {
         try {
@@ -363,27 +385,42 @@ PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
     if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
     size_t got = ZSTD_decompressDCtx(d, content.data(), content.size(), frame.data(), frame.size());
     if (ZSTD_isError(got) || got != content.size()) throw DataError("corrupt patch frame", pos);
-    return decode_patch_content(content, ref, meta, pos);
+    return decode_patch_content(content, ref, meta, pos, max_original, &sources);
 }
 
 }  // namespace
 
-PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base) {
+PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base, uint64_t max_original,
+                              PatchSources* sources) {
     size_t map_len = 0;
-    PatchMap m = decode_patch_map(content, 0, &map_len);
+    PatchMap m = decode_patch_map(content, 0, &map_len, max_original);
     if (map_len > kMaxPatchMapBytes || content.size() - map_len != m.meta_raw)
         throw DataError("patch frame: map and meta sizes disagree", base);
+    const PatchSources src = check_patch_sources(m, ref.size());
     meta.assign(content.begin() + static_cast<ptrdiff_t>(map_len), content.end());
     if (m.tokens) restore_meta_tokens(m, ref, meta);
+    if (src.from_meta != meta.size())
+        throw DataError("patch map takes " + std::to_string(src.from_meta) + " meta bytes, its frame holds " +
+                            std::to_string(meta.size()),
+                        base);
+    if (sources) *sources = src;
     return m;
 }
 
 uint64_t rebuilt_size(const ContainerHeader& h) {
+    const HeaderProperty* ref = h.property(kReferenceProperty);
+    if (!ref) return h.original_size;
     const HeaderProperty* p = h.property(kPatchedSizeProperty);
-    if (!p || !h.property(kReferenceProperty) || p->value.empty() || p->value.size() > 19 ||
-        p->value.find_first_not_of("0123456789") != std::string::npos)
-        return h.original_size;
-    return std::stoull(p->value);
+    if (!p) return h.original_size;  // files written before patched_size existed: not known
+    const auto id = parse_reference_identity(ref->value);
+    if (!id || p->value.empty() || p->value.size() > 19 || p->value.find_first_not_of("0123456789") != std::string::npos)
+        throw DataError("a --patch-from file with an unreadable patched_size or reference", 16);
+    const uint64_t size = std::stoull(p->value);
+    if (size > max_patch_original(id->size, h.original_size))
+        throw DataError("patched_size " + p->value + " is more than a reference of " + std::to_string(id->size) +
+                            " bytes and " + std::to_string(h.original_size) + " stored bytes can rebuild",
+                        16);
+    return size;
 }
 
 std::string ReferenceIdentity::value() const {
@@ -419,8 +456,9 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
     const ParsedFile rp = parse_state_file(ref, opt.hints);
     const std::vector<CellGroup> ref_groups = find_cell_groups(rp);
     const CellIndex index(ref, split_parts(ref_groups));
-    const Matching mt = match_file(file, fp, ref, index);
+    Matching mt = match_file(file, fp, ref, index);
     const TokenShare tok = share_tokens(file, fp, ref, rp);
+    cap_ref_copies(mt, ref.size() * kMaxRefCopyFactor - tok.shared);  // a state's size is far below 2^62
 
     PatchMap map;
     map.original_size = file.size();
@@ -468,8 +506,28 @@ struct PatchSink::State {
     std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
     Hasher128 hash;
     Bytes buf;
+    Bytes pending;  // small pieces (transposed rows, 2 bytes a piece) written and hashed together
     uint64_t stream_pos = 0;
+    uint64_t stream_size = 0;      // the stored stream (head included), as the header says
+    std::optional<uint64_t> claimed;  // patched_size
     State(OutputSink& o, InputSource& r) : out(o), ref(r) {}
+    void flush() {
+        if (pending.empty()) return;
+        out.write(pending.data(), pending.size());
+        hash.update(pending.data(), pending.size());
+        pending.clear();
+    }
+    void emit(const uint8_t* d, size_t k) {
+        if (k >= kPendingBytes / 4) {
+            flush();
+            out.write(d, k);
+            hash.update(d, k);
+            return;
+        }
+        if (pending.size() + k > kPendingBytes) flush();
+        pending.insert(pending.end(), d, d + k);
+    }
+    static constexpr size_t kPendingBytes = 1u << 20;
 };
 
 namespace {
@@ -491,17 +549,18 @@ PatchSink::PatchSink(const ContainerHeader& h, InputSource* ref, OutputSink& out
     if (ref->size() != want.size || identify_reference(*ref, want.name).xxh128 != want.xxh128)
         throw ReferenceError("the --patch-from file given is not the reference this file needs: " + want.describe());
     if (h.sections.empty() || h.sections[0].name != kPatchMapSection || h.sections[0].size == 0 ||
-        h.sections[0].size > kMaxPatchMapBytes + kMaxPatchMetaBytes)
+        h.sections[0].size > kMaxPatchMapBytes + kMaxPatchMetaBytes || h.sections[0].size > h.original_size)
         throw DataError("a reference file without a patch map", 16);
     s_ = std::make_shared<State>(out, *ref);
     s_->head_size = h.sections[0].size;
+    s_->stream_size = h.original_size;
+    if (h.property(kPatchedSizeProperty)) s_->claimed = rebuilt_size(h);
 }
 
 void PatchSink::write(const uint8_t* data, size_t n) {
     State& s = *s_;
     auto emit = [&](const uint8_t* d, size_t k) {
-        s.out.write(d, k);
-        s.hash.update(d, k);
+        s.emit(d, k);
         out_pos_ += k;
     };
     // Emits REF and meta segments until the next segment of new K/V rows (or the end).
@@ -516,6 +575,14 @@ void PatchSink::write(const uint8_t* data, size_t n) {
             }
             if (g.ref_offset > s.ref.size() || g.length > s.ref.size() - g.ref_offset)
                 throw DataError("patch map copies past the end of the reference file", 16);
+            if (g.length < 4096) {  // a piece of a transposed row: read straight into the pending bytes
+                const size_t at = s.pending.size();
+                if (at + g.length > State::kPendingBytes) s.flush();
+                s.pending.resize(s.pending.size() + g.length);
+                s.ref.read_at(g.ref_offset, s.pending.data() + (s.pending.size() - g.length), g.length);
+                out_pos_ += g.length;
+                continue;
+            }
             s.buf.resize(std::min<uint64_t>(g.length, 1u << 20));
             for (uint64_t done = 0; done < g.length;) {
                 size_t k = static_cast<size_t>(std::min<uint64_t>(s.buf.size(), g.length - done));
@@ -531,8 +598,18 @@ void PatchSink::write(const uint8_t* data, size_t n) {
             s.head.insert(s.head.end(), data, data + k);
             data += k, n -= k, s.stream_pos += k;
             if (s.head.size() < s.head_size) continue;
-            s.map = decode_head(s.head, s.ref, s.meta);
+            PatchSources sources;
+            s.map = decode_head(s.head, s.ref, s.meta, max_patch_original(s.ref.size(), s.stream_size), sources);
             s.head = Bytes();
+            // What can be checked before anything is copied: the sizes the map claims.
+            if (s.claimed && *s.claimed != s.map.original_size)
+                throw DataError("patch map rebuilds " + std::to_string(s.map.original_size) + " bytes, patched_size says " +
+                                    std::to_string(*s.claimed),
+                                16);
+            if (sources.from_stream != s.stream_size - s.head_size)
+                throw DataError("patch map takes " + std::to_string(sources.from_stream) + " bytes of new rows, the stored stream holds " +
+                                    std::to_string(s.stream_size - s.head_size),
+                                s.stream_pos);
             s.walker.emplace(s.map);
             advance();
             continue;
@@ -548,6 +625,7 @@ void PatchSink::write(const uint8_t* data, size_t n) {
 
 void PatchSink::finish() {
     State& s = *s_;
+    s.flush();
     if (!s.walker || s.seg || s.meta_used != s.meta.size())
         throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
     if (out_pos_ != s.map.original_size || s.hash.digest() != s.map.original_xxh128)
