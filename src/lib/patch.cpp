@@ -54,8 +54,25 @@ TokenShare share_tokens(InputSource& file, const ParsedFile& fp, InputSource& re
 struct Matching {
     std::vector<CellGroup> groups;
     std::vector<std::vector<CellRun>> runs;
+    std::vector<uint32_t> origin;        // each group's whole group (find_cell_groups)
+    std::vector<uint64_t> whole_cells;   // cells of each whole group
     uint64_t file_cells = 0, shared_cells = 0;
+    void count_shared();  // file_cells, shared_cells: a cell is shared when all its parts are
 };
+
+void Matching::count_shared() {
+    std::vector<std::vector<bool>> new_cell(whole_cells.size());
+    for (size_t g = 0; g < whole_cells.size(); ++g) new_cell[g].assign(whole_cells[g], false);
+    for (size_t g = 0; g < groups.size(); ++g)
+        for (const CellRun& r : runs[g])
+            if (r.ref_group == kNoRef)
+                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
+    file_cells = shared_cells = 0;
+    for (const auto& cells : new_cell) {
+        file_cells += cells.size();
+        shared_cells += std::count(cells.begin(), cells.end(), false);
+    }
+}
 
 bool quantised(const Section& s) { return s.type == ElemType::Bytes || elem_type_info(s.type).block_elems > 1; }
 bool quantised_v(const Section& s) { return s.kind == SectionKind::KvValue && quantised(s); }
@@ -64,44 +81,40 @@ bool quantised_v(const Section& s) { return s.kind == SectionKind::KvValue && qu
 Matching match_file(InputSource& file, const ParsedFile& fp, InputSource& ref, const CellIndex& index) {
     Matching m;
     const std::vector<CellGroup> whole = find_cell_groups(fp);
-    std::vector<uint32_t> origin;
-    m.groups = split_parts(whole, &origin);
-    std::vector<std::vector<bool>> new_cell(whole.size());
-    for (size_t g = 0; g < whole.size(); ++g) new_cell[g].assign(whole[g].n_cells, false);
-    for (size_t g = 0; g < m.groups.size(); ++g) {
-        const CellGroup& cg = m.groups[g];
+    m.groups = split_parts(whole, &m.origin);
+    for (const CellGroup& g : whole) m.whole_cells.push_back(g.n_cells);
+    for (const CellGroup& cg : m.groups)
         m.runs.push_back(verified_runs(file, cg, ref, index, match_cells(cg, hash_cells(file, cg), index)));
-        for (const CellRun& r : m.runs.back())
-            if (r.ref_group == kNoRef)
-                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
-    }
-    for (const auto& cells : new_cell) {
-        m.file_cells += cells.size();
-        m.shared_cells += std::count(cells.begin(), cells.end(), false);
-    }
+    m.count_shared();
     return m;
 }
 
-// A reader copies at most kMaxRefCopyFactor x REF's size from REF (patch_map.hpp): matched
-// runs past `budget` bytes (cells matched many times over, as in files whose sequences all
-// repeat one prompt) become new cells, stored.
+// A reader copies at most kMaxRefCopyFactor x REF's size from REF (patch_map.hpp). When the
+// matched cells would copy more (cells matched many times over, as in files whose sequences
+// all repeat one prompt), each group keeps its share of `budget` (by its cell size, so that
+// the same first cells stay matched in every layer) and its later matched runs become new
+// cells, stored.
 void cap_ref_copies(Matching& mt, uint64_t budget) {
-    uint64_t used = 0;
+    uint64_t copied = 0, all_cells = 0;
     for (size_t g = 0; g < mt.groups.size(); ++g) {
+        all_cells += mt.groups[g].cell_bytes;
+        for (const CellRun& r : mt.runs[g])
+            if (r.ref_group != kNoRef) copied += r.count * mt.groups[g].cell_bytes;
+    }
+    if (copied <= budget) return;
+    for (size_t g = 0; g < mt.groups.size(); ++g) {
+        const uint64_t cell = mt.groups[g].cell_bytes;
+        uint64_t left = static_cast<uint64_t>(static_cast<long double>(budget) * cell / all_cells), used = 0;
         std::vector<CellRun> kept;
         for (CellRun r : mt.runs[g]) {
-            const uint64_t bytes = r.count * mt.groups[g].cell_bytes;
-            if (r.ref_group != kNoRef && bytes > budget - used) {
-                r.ref_group = kNoRef, r.ref_first = 0;
-                mt.shared_cells -= std::min(mt.shared_cells, r.count);  // a report figure only
-            } else if (r.ref_group != kNoRef) {
-                used += bytes;
-            }
+            if (r.ref_group != kNoRef && r.count * cell > left - used) r.ref_group = kNoRef, r.ref_first = 0;
+            else if (r.ref_group != kNoRef) used += r.count * cell;
             if (!kept.empty() && kept.back().ref_group == kNoRef && r.ref_group == kNoRef) kept.back().count += r.count;
             else kept.push_back(r);
         }
         mt.runs[g] = std::move(kept);
     }
+    mt.count_shared();
 }
 
 // The map's groups and the reference groups they use (renumbered in order of first use).
