@@ -5,6 +5,9 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
+#include <cstring>
+#include <memory>
+
 #include "codecs/varint.hpp"
 #include "hashing.hpp"
 #include "patch_io.hpp"
@@ -73,6 +76,7 @@ PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, u
 }
 
 struct PatchSink::State {
+    static constexpr size_t kPendingBytes = 1u << 20, kSmallPiece = 4096;
     OutputSink& out;
     CachedSource ref;
     uint64_t head_size = 0;  // section 0: the map, then the meta frame
@@ -84,28 +88,34 @@ struct PatchSink::State {
     std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
     Hasher128 hash;
     Bytes buf;
-    Bytes pending;  // small pieces (transposed rows, 2 bytes a piece) written and hashed together
+    // Small pieces (transposed rows, 2 bytes a piece) are written and hashed together.
+    std::unique_ptr<uint8_t[]> pending = std::make_unique_for_overwrite<uint8_t[]>(kPendingBytes);
+    size_t pending_used = 0;
     uint64_t stream_pos = 0;
     uint64_t stream_size = 0;      // the stored stream (head included), as the header says
     std::optional<uint64_t> claimed;  // patched_size
     State(OutputSink& o, InputSource& r) : out(o), ref(r) {}
     void flush() {
-        if (pending.empty()) return;
-        out.write(pending.data(), pending.size());
-        hash.update(pending.data(), pending.size());
-        pending.clear();
+        if (!pending_used) return;
+        out.write(pending.get(), pending_used);
+        hash.update(pending.get(), pending_used);
+        pending_used = 0;
+    }
+    // Room for k < kSmallPiece bytes at the end of the pending ones (filled by the caller).
+    uint8_t* reserve(size_t k) {
+        if (pending_used + k > kPendingBytes) flush();
+        pending_used += k;
+        return pending.get() + pending_used - k;
     }
     void emit(const uint8_t* d, size_t k) {
-        if (k >= kPendingBytes / 4) {
+        if (k >= kSmallPiece) {  // written as it is: copying it would cost more than the call
             flush();
             out.write(d, k);
             hash.update(d, k);
             return;
         }
-        if (pending.size() + k > kPendingBytes) flush();
-        pending.insert(pending.end(), d, d + k);
+        std::memcpy(reserve(k), d, k);
     }
-    static constexpr size_t kPendingBytes = 1u << 20;
 };
 
 namespace {
@@ -153,11 +163,8 @@ void PatchSink::write(const uint8_t* data, size_t n) {
             }
             if (g.ref_offset > s.ref.size() || g.length > s.ref.size() - g.ref_offset)
                 throw DataError("patch map copies past the end of the reference file", 16);
-            if (g.length < 4096) {  // a piece of a transposed row: read straight into the pending bytes
-                const size_t at = s.pending.size();
-                if (at + g.length > State::kPendingBytes) s.flush();
-                s.pending.resize(s.pending.size() + g.length);
-                s.ref.read_at(g.ref_offset, s.pending.data() + (s.pending.size() - g.length), g.length);
+            if (g.length < State::kSmallPiece) {  // a piece of a transposed row: read straight into the pending bytes
+                s.ref.read_at(g.ref_offset, s.reserve(g.length), g.length);
                 out_pos_ += g.length;
                 continue;
             }
