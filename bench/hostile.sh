@@ -216,5 +216,7 @@ race_rounds() {
 echo
 echo "Input rewritten while packed, $(size_of "$work/race0.bin") bytes, 20 rounds (20.3):"
 echo "- statezip: $(race_rounds "$STZ")"
-[ -n "$OLD" ] && echo "- before: $(race_rounds "$OLD")"
-true
+if [ -n "$OLD" ]; then echo "- before: $(race_rounds "$OLD")"; fi
+# Second pass: files, references, devices (its own table; STATEZIP_BEFORE adds a row per case).
+echo
+"$(dirname "$0")/hostile_files.sh" "$BUILD"

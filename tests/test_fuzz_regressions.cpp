@@ -43,6 +43,7 @@ TEST_CASE("fuzz: the patch target's seeds are maps its decoder accepts", "[fuzz]
     int seeds = 0, with_tokens = 0;
     for (const auto& e : fs::directory_iterator(dir)) {
         INFO(e.path().string());
+        if (e.path().filename().string().rfind("map", 0) != 0) continue;  // hostile*: seeds the decoder must refuse
         stz::Bytes b = read_file(e.path().string()), meta;
         const stz::PatchMap m = stz::decode_patch_content(b, ref, meta, 0);
         with_tokens += m.tokens.has_value();

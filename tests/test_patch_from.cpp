@@ -207,3 +207,25 @@ TEST_CASE("patch-from: related corpus files round-trip", "[patch][corpus]") {
     }
     if (!found) skip_test("no related corpus files (set STATEZIP_CORPUS)");
 }
+
+TEST_CASE("patch-from: a file repeating REF's cells many times copies at most 4x REF and round-trips", "[patch]") {
+    // REF: 8 cells; the file: 200 cells, every one equal to REF's cell 0 (all sequences
+    // repeating one prompt). Copying them all would be ~25x REF: a reader refuses more than
+    // 4x, so the writer stores the rest as new cells.
+    stzsynth::Spec s;
+    s.cells = 8;
+    const Bytes ref = synth_state(s);
+    s.cells = 200;
+    Bytes file = synth_state(s);
+    const CellGroup rg = find_cell_groups(parse_bytes(ref)).at(0), fg = find_cell_groups(parse_bytes(file)).at(0);
+    REQUIRE(rg.cell_bytes == fg.cell_bytes);
+    Bytes cell(rg.cell_bytes);
+    MemorySource rs(ref);
+    read_cells(rs, rg, 0, 1, cell.data());
+    for (uint64_t c = 0; c < fg.n_cells; ++c) write_cell(file, fg, c, cell.data());
+    const Patched p = patch_bytes(file, ref);
+    CHECK(p.res.shared_cells > 0);
+    CHECK(p.res.shared_cells * fg.cell_bytes <= kMaxRefCopyFactor * ref.size());
+    CHECK(p.res.shared_cells < fg.n_cells);
+    CHECK(unpatch(p.stz, &ref) == file);
+}

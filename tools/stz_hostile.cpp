@@ -13,7 +13,9 @@
 
 #include "hostile.hpp"
 #include "hostile_pack.hpp"
+#include "hostile_patch.hpp"
 #include "types.hpp"
+#include "hostile_files.hpp"
 
 namespace {
 
@@ -36,6 +38,8 @@ SparseImage dense(stz::Bytes b) {
 const std::vector<Case>& cases() {
     using namespace stzhostile;
     static const std::vector<Case> all = {
+        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
+         [](uint64_t n) { return dense(set_with_member_size(n)); }},
         {"chanctx-row-records", ".stz: chanctx row_records = 2^63+1, match model on, N raw bytes (14.1)", 8192,
          [](uint64_t n) { return dense(chanctx_row_records(n)); }},
         {"tiny-sections", "ggsq v2 of N/8 empty memory records (14.4, 14.8, 14.10)", 128 << 10,
@@ -60,6 +64,14 @@ const std::vector<Case>& cases() {
          [](uint64_t n) { return dense(one_byte_cells_set(n)); }},
         {"huge-chunk-count", "sparse .stz of apparent size N whose end record claims ~N/20 chunks (14.7)", 4ull << 30,
          [](uint64_t n) { return huge_chunk_count(std::max<uint64_t>(n, 1 << 20)); }},
+        {"patch-ref", "the N-byte REF the patch-* cases name (give them the default N)", kPatchRefBytes,
+         [](uint64_t n) { return dense(patch_ref(n)); }},
+        {"patch-byte-copies", "--patch-from .stz: N one-byte copies of one REF byte", 1ull << 30,
+         [](uint64_t n) { return dense(patch_byte_copies(n, patch_ref())); }},
+        {"patch-repeated-copies", "--patch-from .stz: about N bytes of whole-REF copies", 40ull << 30,
+         [](uint64_t n) { return dense(patch_repeated_copies(n, patch_ref())); }},
+        {"patch-size-claim", "--patch-from .stz: a small real patch whose patched_size claims N", 4000000000ull,
+         [](uint64_t n) { return dense(patch_size_claim(n, patch_ref())); }},
     };
     return all;
 }

@@ -17,6 +17,7 @@ system's library path (ldconfig, LD_LIBRARY_PATH), else through ctypes.util.find
 import ctypes
 import ctypes.util
 import json
+import mmap
 import os
 
 __all__ = ["compress", "decompress", "inspect", "version", "Error"]
@@ -115,20 +116,58 @@ def compress(data, preset="default", threads=0, codec=None, ref=None, ref_name=N
     return out.raw[:n.value]
 
 
+_STZ_MAGIC = b"\x89STZ\r\n\x1a\n"  # kStzMagic (docs/FORMAT.md)
+_ERROR_CORRUPT, _ERROR_MEMORY, _ERROR_REFERENCE = -3, -7, -9
+
+
+def _error(code, detail):
+    return Error(code, _lib.stz_error_message(code).decode(), detail)
+
+
+def _needed_reference(data):
+    """The "patch" fields of inspect for a .stz made with a reference (its name, size and
+    XXH3-128), else None. Reads the header and the index only."""
+    if not data.startswith(_STZ_MAGIC):
+        return None
+    return inspect(data).get("patch")
+
+
 def decompress(data, ref=None):
     """Decompresses .stz bytes and verifies every checksum. ref: the reference a .stz made
-    with one needs (Error with code -9 if it is missing or another one)."""
+    with one needs (Error with code -9 if it is missing or another one). Every bad input
+    raises Error: the reference is checked and the size the file claims must be one its
+    reference and stored bytes can rebuild before anything is allocated, and the output
+    buffer takes memory only as the decoder writes it."""
     data = bytes(data)
+    ref = None if ref is None else bytes(ref)
     size = ctypes.c_uint64(0)
     _check(_lib.stz_decompressed_size(data, len(data), ctypes.byref(size)))
-    out = ctypes.create_string_buffer(max(size.value, 1))
-    n = ctypes.c_size_t(0)
-    if ref is None:
-        _check(_lib.stz_decompress(data, len(data), out, size.value, ctypes.byref(n)))
-    else:
-        ref = bytes(ref)
-        _check(_lib.stz_decompress_ref(data, len(data), ref, len(ref), out, size.value, ctypes.byref(n)))
-    return out.raw[:n.value]
+    patch = _needed_reference(data)
+    if patch is not None:
+        want = f'"{patch["reference"]}" ({patch["reference_bytes"]} bytes, xxh128 {patch["reference_xxh128"][:16]}...)'
+        if ref is None:
+            raise _error(_ERROR_REFERENCE, f"this data was made with a reference and needs {want}: give it with ref=")
+        if len(ref) != patch["reference_bytes"]:
+            raise _error(_ERROR_REFERENCE, f"the ref given ({len(ref)} bytes) is not the reference this data needs: {want}")
+    cap = size.value
+    try:
+        # Anonymous pages: only the bytes the decoder writes become resident.
+        buf = mmap.mmap(-1, max(cap, 1))
+    except (OverflowError, OSError, MemoryError, ValueError) as e:
+        raise _error(_ERROR_MEMORY, f"cannot reserve {cap} bytes for the output: {e}") from None
+    try:
+        out = (ctypes.c_char * max(cap, 1)).from_buffer(buf)
+        n = ctypes.c_size_t(0)
+        try:
+            if ref is None:
+                _check(_lib.stz_decompress(data, len(data), out, cap, ctypes.byref(n)))
+            else:
+                _check(_lib.stz_decompress_ref(data, len(data), ref, len(ref), out, cap, ctypes.byref(n)))
+        finally:
+            del out
+        return buf[:n.value]
+    finally:
+        buf.close()
 
 
 def inspect(data):

@@ -15,9 +15,16 @@ using namespace stz;
 namespace {
 
 void print_table(const std::string& file, const ParsedFile& pf, uint64_t size, const std::vector<ByteStats>* stats,
-                 const std::vector<uint64_t>* stored, const std::vector<HeaderProperty>* props = nullptr) {
-    std::printf("%s: %s, %s\n", printable(file).c_str(),
-                format_line(pf.format, pf.version ? int64_t(*pf.version) : -1, pf.detail).c_str(), human_bytes(size).c_str());
+                 const std::vector<uint64_t>* stored, const std::vector<HeaderProperty>* props = nullptr,
+                 const InspectPatch* patch = nullptr) {
+    const std::string format = format_line(pf.format, pf.version ? int64_t(*pf.version) : -1, pf.detail);
+    if (patch) {  // the sections below are the stored stream's
+        std::printf("%s: --patch-from file: rebuilds %s given the reference %s\n", printable(file).c_str(),
+                    human_bytes(size).c_str(), printable(patch->reference.describe()).c_str());
+        std::printf("  stored stream: %s, %s\n", format.c_str(), human_bytes(patch->stored_stream_bytes).c_str());
+    } else {
+        std::printf("%s: %s, %s\n", printable(file).c_str(), format.c_str(), human_bytes(size).c_str());
+    }
     std::string facts;
     auto fact = [&](const char* k, const std::optional<uint64_t>& v) {
         if (v) facts += std::string(facts.empty() ? "" : ", ") + k + " " + std::to_string(*v);
@@ -77,7 +84,7 @@ int run_inspect(const std::vector<std::string>& files, bool json, const ParseHin
             InspectReport r = inspect_input(src, hints);  // inspect.hpp: shared with the C API
             if (json) std::printf("%s%s\n", inspect_json(f, r).c_str(), fi + 1 == files.size() ? "" : ",");
             else print_table(f, r.parsed, r.bytes, r.is_stz ? nullptr : &r.stats, r.is_stz ? &r.stored : nullptr,
-                             r.is_stz ? &r.properties : nullptr);
+                             r.is_stz ? &r.properties : nullptr, r.patch ? &*r.patch : nullptr);
         } catch (const std::exception& e) {
             print_error(f, e.what());
             rc = 1;

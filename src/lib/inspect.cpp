@@ -53,7 +53,12 @@ InspectReport inspect_input(InputSource& in, const ParseHints& hints) {
         r.stored.assign(pf.sections.size(), 0);
         for (const auto& e : L.index) r.stored[e.section] += e.stored_size;
         r.properties = L.header.properties;
-        r.bytes = L.header.original_size;
+        r.bytes = rebuilt_size(L.header);  // refuses a patched_size its reference cannot justify
+        if (const HeaderProperty* p = L.header.property(kReferenceProperty)) {
+            auto id = parse_reference_identity(p->value);
+            if (!id) throw DataError("unreadable reference property '" + p->value + "'", 16);
+            r.patch = InspectPatch{*id, L.header.original_size};
+        }
         r.is_stz = true;
         return r;
     }
@@ -75,6 +80,10 @@ std::string inspect_json(const std::string& file, const InspectReport& r) {
             opt_json(pf.n_cells).c_str(), opt_json(pf.n_layer).c_str(), opt_json(pf.n_ctx).c_str(),
             opt_json(pf.n_embd).c_str());
     if (r.is_stz) o += "   \"properties\": " + properties_json(r.properties) + ",\n";
+    if (r.patch)
+        appendf(o, "   \"patch\": {\"reference\": %s, \"reference_bytes\": %llu, \"reference_xxh128\": %s, \"stored_stream_bytes\": %llu},\n",
+                json_escape(r.patch->reference.name).c_str(), (unsigned long long)r.patch->reference.size,
+                json_escape(r.patch->reference.xxh128).c_str(), (unsigned long long)r.patch->stored_stream_bytes);
     o += "   \"sections\": [\n";
     for (size_t i = 0; i < pf.sections.size(); ++i) {
         const Section& s = pf.sections[i];

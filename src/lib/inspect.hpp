@@ -6,13 +6,22 @@
 #include "container.hpp"
 #include "formats/detect.hpp"
 #include "json_text.hpp"
+#include "patch.hpp"
 #include "stats.hpp"
 
 namespace stz {
 
+// A --patch-from .stz (patch.hpp): its sections are those of the stored stream, not of the
+// file it rebuilds given the reference.
+struct InspectPatch {
+    ReferenceIdentity reference;
+    uint64_t stored_stream_bytes = 0;
+};
+
 struct InspectReport {
     ParsedFile parsed;              // for a .stz: the header's facts and sections
-    uint64_t bytes = 0;             // size of the state file (for a .stz: its original size)
+    uint64_t bytes = 0;             // size of the state file (for a .stz: the size it rebuilds)
+    std::optional<InspectPatch> patch;
     bool is_stz = false;
     std::vector<ByteStats> stats;   // per section, state files only
     std::vector<uint64_t> stored;   // per section, .stz only

@@ -1,7 +1,6 @@
 #include "patch.hpp"
 
 #include "hashing.hpp"
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 #include <map>
@@ -55,8 +54,25 @@ TokenShare share_tokens(InputSource& file, const ParsedFile& fp, InputSource& re
 struct Matching {
     std::vector<CellGroup> groups;
     std::vector<std::vector<CellRun>> runs;
+    std::vector<uint32_t> origin;        // each group's whole group (find_cell_groups)
+    std::vector<uint64_t> whole_cells;   // cells of each whole group
     uint64_t file_cells = 0, shared_cells = 0;
+    void count_shared();  // file_cells, shared_cells: a cell is shared when all its parts are
 };
+
+void Matching::count_shared() {
+    std::vector<std::vector<bool>> new_cell(whole_cells.size());
+    for (size_t g = 0; g < whole_cells.size(); ++g) new_cell[g].assign(whole_cells[g], false);
+    for (size_t g = 0; g < groups.size(); ++g)
+        for (const CellRun& r : runs[g])
+            if (r.ref_group == kNoRef)
+                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
+    file_cells = shared_cells = 0;
+    for (const auto& cells : new_cell) {
+        file_cells += cells.size();
+        shared_cells += std::count(cells.begin(), cells.end(), false);
+    }
+}
 
 bool quantised(const Section& s) { return s.type == ElemType::Bytes || elem_type_info(s.type).block_elems > 1; }
 bool quantised_v(const Section& s) { return s.kind == SectionKind::KvValue && quantised(s); }
@@ -65,22 +81,40 @@ bool quantised_v(const Section& s) { return s.kind == SectionKind::KvValue && qu
 Matching match_file(InputSource& file, const ParsedFile& fp, InputSource& ref, const CellIndex& index) {
     Matching m;
     const std::vector<CellGroup> whole = find_cell_groups(fp);
-    std::vector<uint32_t> origin;
-    m.groups = split_parts(whole, &origin);
-    std::vector<std::vector<bool>> new_cell(whole.size());
-    for (size_t g = 0; g < whole.size(); ++g) new_cell[g].assign(whole[g].n_cells, false);
-    for (size_t g = 0; g < m.groups.size(); ++g) {
-        const CellGroup& cg = m.groups[g];
+    m.groups = split_parts(whole, &m.origin);
+    for (const CellGroup& g : whole) m.whole_cells.push_back(g.n_cells);
+    for (const CellGroup& cg : m.groups)
         m.runs.push_back(verified_runs(file, cg, ref, index, match_cells(cg, hash_cells(file, cg), index)));
-        for (const CellRun& r : m.runs.back())
-            if (r.ref_group == kNoRef)
-                for (uint64_t c = r.first; c < r.first + r.count; ++c) new_cell[origin[g]][c] = true;
-    }
-    for (const auto& cells : new_cell) {
-        m.file_cells += cells.size();
-        m.shared_cells += std::count(cells.begin(), cells.end(), false);
-    }
+    m.count_shared();
     return m;
+}
+
+// A reader copies at most kMaxRefCopyFactor x REF's size from REF (patch_map.hpp). When the
+// matched cells would copy more (cells matched many times over, as in files whose sequences
+// all repeat one prompt), each group keeps its share of `budget` (by its cell size, so that
+// the same first cells stay matched in every layer) and its later matched runs become new
+// cells, stored.
+void cap_ref_copies(Matching& mt, uint64_t budget) {
+    uint64_t copied = 0, all_cells = 0;
+    for (size_t g = 0; g < mt.groups.size(); ++g) {
+        all_cells += mt.groups[g].cell_bytes;
+        for (const CellRun& r : mt.runs[g])
+            if (r.ref_group != kNoRef) copied += r.count * mt.groups[g].cell_bytes;
+    }
+    if (copied <= budget) return;
+    for (size_t g = 0; g < mt.groups.size(); ++g) {
+        const uint64_t cell = mt.groups[g].cell_bytes;
+        uint64_t left = static_cast<uint64_t>(static_cast<long double>(budget) * cell / all_cells), used = 0;
+        std::vector<CellRun> kept;
+        for (CellRun r : mt.runs[g]) {
+            if (r.ref_group != kNoRef && r.count * cell > left - used) r.ref_group = kNoRef, r.ref_first = 0;
+            else if (r.ref_group != kNoRef) used += r.count * cell;
+            if (!kept.empty() && kept.back().ref_group == kNoRef && r.ref_group == kNoRef) kept.back().count += r.count;
+            else kept.push_back(r);
+        }
+        mt.runs[g] = std::move(kept);
+    }
+    mt.count_shared();
 }
 
 // The map's groups and the reference groups they use (renumbered in order of first use).
@@ -220,18 +254,6 @@ std::vector<PatchExtent> dictionary_extents(const ParsedFile& rp, const std::vec
     return out;
 }
 
-Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents) {
-    Bytes d;
-    for (const PatchExtent& e : extents) {
-        if (e.offset > ref.size() || e.length > ref.size() - e.offset)
-            throw DataError("patch map: dictionary outside the reference file", 16);
-        size_t at = d.size();
-        d.resize(at + e.length);
-        ref.read_at(e.offset, d.data() + at, e.length);
-    }
-    return d;
-}
-
 // The token model of a file (token_model.hpp), where it pays: the file has a token list, a
 // `cells` section that gives each position its cell, and a first V layer whose cells REF has.
 struct TokenPlan {
@@ -329,61 +351,34 @@ Bytes encode_head(InputSource& file, InputSource& ref, PatchMap& map, const Toke
     return head;
 }
 
-// Reads a head (above): the map, and the meta bytes into `meta`.
-PatchMap decode_head(ByteSpan head, InputSource& ref, Bytes& meta) {
-    size_t pos = 0;
-    auto v = [&](const char* what) {
-        try {
-            return get_varint(head, pos, "patch head");
-        } catch (const Error&) {
-            throw DataError(std::string("patch head: bad ") + what, pos);
-        }
-    };
-    std::vector<PatchExtent> dict_extents;
-    uint64_t n = v("dictionary count"), dict_bytes = 0;
-    if (n > head.size()) throw DataError("patch head: bad dictionary count", 0);
-    for (uint64_t i = 0; i < n; ++i) {
-        PatchExtent e{v("dictionary offset"), v("dictionary length")};
-        if (e.length > kMaxPatchMetaBytes - dict_bytes) throw DataError("patch head: dictionary too large", pos);
-        dict_bytes += e.length;
-        dict_extents.push_back(e);
-    }
-    const ByteSpan frame = head.subspan(pos);
-    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-    // The claimed size must be one the frame's blocks can hold before it is allocated.
-    const unsigned long long bound = ZSTD_decompressBound(frame.data(), frame.size());
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxPatchMapBytes + kMaxPatchMetaBytes ||
-        bound == ZSTD_CONTENTSIZE_ERROR || size > bound || ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
-        throw DataError("corrupt patch frame", pos);
-    const Bytes dict = read_dictionary(ref, dict_extents);
-    Bytes content(size);
-    ZstdDCtx ctx;
-    ZSTD_DCtx* d = ctx.d;
-    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
-    if (!dict.empty()) ZSTD_DCtx_refPrefix(d, dict.data(), dict.size());
-    size_t got = ZSTD_decompressDCtx(d, content.data(), content.size(), frame.data(), frame.size());
-    if (ZSTD_isError(got) || got != content.size()) throw DataError("corrupt patch frame", pos);
-    return decode_patch_content(content, ref, meta, pos);
-}
-
 }  // namespace
 
-PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base) {
-    size_t map_len = 0;
-    PatchMap m = decode_patch_map(content, 0, &map_len);
-    if (map_len > kMaxPatchMapBytes || content.size() - map_len != m.meta_raw)
-        throw DataError("patch frame: map and meta sizes disagree", base);
-    meta.assign(content.begin() + static_cast<ptrdiff_t>(map_len), content.end());
-    if (m.tokens) restore_meta_tokens(m, ref, meta);
-    return m;
+Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents) {
+    Bytes d;
+    for (const PatchExtent& e : extents) {
+        if (e.offset > ref.size() || e.length > ref.size() - e.offset)
+            throw DataError("patch map: dictionary outside the reference file", 16);
+        size_t at = d.size();
+        d.resize(at + e.length);
+        ref.read_at(e.offset, d.data() + at, e.length);
+    }
+    return d;
 }
 
 uint64_t rebuilt_size(const ContainerHeader& h) {
+    const HeaderProperty* ref = h.property(kReferenceProperty);
+    if (!ref) return h.original_size;
     const HeaderProperty* p = h.property(kPatchedSizeProperty);
-    if (!p || !h.property(kReferenceProperty) || p->value.empty() || p->value.size() > 19 ||
-        p->value.find_first_not_of("0123456789") != std::string::npos)
-        return h.original_size;
-    return std::stoull(p->value);
+    if (!p) return h.original_size;  // files written before patched_size existed: not known
+    const auto id = parse_reference_identity(ref->value);
+    if (!id || p->value.empty() || p->value.size() > 19 || p->value.find_first_not_of("0123456789") != std::string::npos)
+        throw DataError("a --patch-from file with an unreadable patched_size or reference", 16);
+    const uint64_t size = std::stoull(p->value);
+    if (size > max_patch_original(id->size, h.original_size))
+        throw DataError("patched_size " + p->value + " is more than a reference of " + std::to_string(id->size) +
+                            " bytes and " + std::to_string(h.original_size) + " stored bytes can rebuild",
+                        16);
+    return size;
 }
 
 std::string ReferenceIdentity::value() const {
@@ -419,8 +414,9 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
     const ParsedFile rp = parse_state_file(ref, opt.hints);
     const std::vector<CellGroup> ref_groups = find_cell_groups(rp);
     const CellIndex index(ref, split_parts(ref_groups));
-    const Matching mt = match_file(file, fp, ref, index);
+    Matching mt = match_file(file, fp, ref, index);
     const TokenShare tok = share_tokens(file, fp, ref, rp);
+    cap_ref_copies(mt, ref.size() * kMaxRefCopyFactor - tok.shared);  // a state's size is far below 2^62
 
     PatchMap map;
     map.original_size = file.size();
@@ -452,106 +448,6 @@ PatchResult compress_patch(InputSource& file_in, InputSource& ref_in, const std:
     res.shared_token_bytes = tok.shared;
     res.predicted_tokens = map.tokens ? tokens->predicted : 0;
     return res;
-}
-
-// ---- decoding ---------------------------------------------------------------------------
-
-struct PatchSink::State {
-    OutputSink& out;
-    CachedSource ref;
-    uint64_t head_size = 0;  // section 0: the map, then the meta frame
-    Bytes head;
-    PatchMap map;
-    Bytes meta;  // what the meta frame holds
-    uint64_t meta_used = 0;
-    std::optional<PatchWalker> walker;
-    std::optional<PatchSegment> seg;  // the current stream segment (with what is left of it)
-    Hasher128 hash;
-    Bytes buf;
-    uint64_t stream_pos = 0;
-    State(OutputSink& o, InputSource& r) : out(o), ref(r) {}
-};
-
-namespace {
-
-ReferenceIdentity required_identity(const ContainerHeader& h) {
-    const HeaderProperty* p = h.property(kReferenceProperty);
-    if (!p) throw Error("not a --patch-from file");
-    auto id = parse_reference_identity(p->value);
-    if (!id) throw DataError("unreadable reference property '" + p->value + "'", 16);
-    return *id;
-}
-
-}  // namespace
-
-PatchSink::PatchSink(const ContainerHeader& h, InputSource* ref, OutputSink& out) {
-    ReferenceIdentity want = required_identity(h);
-    if (!ref) throw ReferenceError("this file was made with --patch-from and needs the reference file " + want.describe() +
-                                   ": give it with --patch-from");
-    if (ref->size() != want.size || identify_reference(*ref, want.name).xxh128 != want.xxh128)
-        throw ReferenceError("the --patch-from file given is not the reference this file needs: " + want.describe());
-    if (h.sections.empty() || h.sections[0].name != kPatchMapSection || h.sections[0].size == 0 ||
-        h.sections[0].size > kMaxPatchMapBytes + kMaxPatchMetaBytes)
-        throw DataError("a reference file without a patch map", 16);
-    s_ = std::make_shared<State>(out, *ref);
-    s_->head_size = h.sections[0].size;
-}
-
-void PatchSink::write(const uint8_t* data, size_t n) {
-    State& s = *s_;
-    auto emit = [&](const uint8_t* d, size_t k) {
-        s.out.write(d, k);
-        s.hash.update(d, k);
-        out_pos_ += k;
-    };
-    // Emits REF and meta segments until the next segment of new K/V rows (or the end).
-    auto advance = [&] {
-        while ((s.seg = s.walker->next()) && (s.seg->from_ref || !s.seg->part)) {
-            const PatchSegment& g = *s.seg;
-            if (!g.from_ref) {
-                if (g.length > s.meta.size() - s.meta_used) throw DataError("patch map reads past its meta bytes", 16);
-                emit(s.meta.data() + s.meta_used, g.length);
-                s.meta_used += g.length;
-                continue;
-            }
-            if (g.ref_offset > s.ref.size() || g.length > s.ref.size() - g.ref_offset)
-                throw DataError("patch map copies past the end of the reference file", 16);
-            s.buf.resize(std::min<uint64_t>(g.length, 1u << 20));
-            for (uint64_t done = 0; done < g.length;) {
-                size_t k = static_cast<size_t>(std::min<uint64_t>(s.buf.size(), g.length - done));
-                s.ref.read_at(g.ref_offset + done, s.buf.data(), k);
-                emit(s.buf.data(), k);
-                done += k;
-            }
-        }
-    };
-    while (n) {
-        if (!s.walker) {
-            size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.head_size - s.head.size()));
-            s.head.insert(s.head.end(), data, data + k);
-            data += k, n -= k, s.stream_pos += k;
-            if (s.head.size() < s.head_size) continue;
-            s.map = decode_head(s.head, s.ref, s.meta);
-            s.head = Bytes();
-            s.walker.emplace(s.map);
-            advance();
-            continue;
-        }
-        if (!s.seg) throw DataError("stored stream is longer than its patch map says", s.stream_pos);
-        size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.seg->length));
-        emit(data, k);
-        data += k, n -= k, s.stream_pos += k;
-        s.seg->length -= k;
-        if (s.seg->length == 0) advance();
-    }
-}
-
-void PatchSink::finish() {
-    State& s = *s_;
-    if (!s.walker || s.seg || s.meta_used != s.meta.size())
-        throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
-    if (out_pos_ != s.map.original_size || s.hash.digest() != s.map.original_xxh128)
-        throw Error("the file rebuilt from the reference does not match its checksum: the output is not the original");
 }
 
 }  // namespace stz

@@ -34,7 +34,10 @@ ReferenceIdentity identify_reference(InputSource& ref, const std::string& name);
 std::optional<ReferenceIdentity> parse_reference_identity(const std::string& value);
 
 // The size of the file a container rebuilds: for a --patch-from file its `patched_size`
-// (the header's original_size is that of the stored stream), else original_size.
+// (the header's original_size is that of the stored stream), else original_size. Throws
+// DataError for a --patch-from file whose patched_size is unreadable or more than
+// its reference (at the size the header names) and stored stream can rebuild
+// (max_patch_original), so that a caller may size a buffer by it.
 uint64_t rebuilt_size(const ContainerHeader& h);
 
 // The reference is missing or is not the one a file needs (message: one line, names it).
@@ -56,14 +59,20 @@ PatchResult compress_patch(InputSource& file, InputSource& ref, const std::strin
                            const CompressOptions& opt);
 
 struct PatchMap;
+struct PatchSources;
 // The map and the meta bytes from the content of a head's zstd frame (docs/FORMAT.md), the
-// token tail restored (token_model.hpp); `base` is for error offsets. Used by PatchSink, and
-// by the tests on damaged maps.
-PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base);
+// token tail restored (token_model.hpp); `base` is for error offsets. The map is checked
+// against REF (check_patch_sources) and the meta bytes it takes; an original larger than
+// `max_original` is refused. `sources` gets what it takes from each source. Used by
+// PatchSink, and by the tests and the fuzz target on damaged maps.
+PatchMap decode_patch_content(ByteSpan content, InputSource& ref, Bytes& meta, uint64_t base,
+                              uint64_t max_original = UINT64_MAX, PatchSources* sources = nullptr);
 
 // Rebuilds the original from the stored stream (fed in order) and REF: used by
 // decompress_stream when the header has a `reference` property. Checks REF's identity first
-// (throws ReferenceError), the map as it arrives, every copy against REF's size, and the
+// (throws ReferenceError), then the map as it arrives, before anything is written: its size
+// against patched_size and what REF and the stored stream can rebuild, every copy against
+// REF's layout and size, the new rows it takes against the stored stream's size; and the
 // rebuilt file's size and hash at finish().
 class PatchSink final : public OutputSink {
 public:

@@ -8,6 +8,10 @@
 
 namespace stz {
 
+// REF's bytes at `extents`, in order (the dictionary of a head's zstd frame); DataError if one
+// lies outside REF.
+Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents);
+
 // Serves small reads (a transposed layer's 2-byte pieces, channel after channel) from a few
 // cached 1 MiB blocks, so that they cost a memcpy, not a read each. Reads of 4 KiB or more
 // go straight through (bulk reads would only be copied twice).

@@ -156,7 +156,7 @@ uint64_t part_bytes(const PatchGroup& g, const PatchPart& p, uint64_t at) {
     return checked_mul(row, p.channels, "patch part", at);
 }
 
-void read_group(MapReader& r, PatchMap& m) {
+void read_group(MapReader& r, PatchMap& m, uint64_t& total_runs) {
     PatchGroup g;
     g.n_cells = r.v("cell count");
     uint64_t n_parts = r.count("part count");
@@ -185,6 +185,10 @@ void read_group(MapReader& r, PatchMap& m) {
     } else if (--n_runs > r.left()) {
         throw DataError("patch map: run count larger than the map", r.at());
     }
+    // Each run covers at least one cell of at least one byte of the original (every part is in
+    // a region): more runs than the original has bytes (repeated groups) is a crafted map.
+    if (n_runs > m.original_size - total_runs) throw DataError("patch map: more runs than the original has bytes", r.at());
+    total_runs += n_runs;
     uint64_t expected = 0;
     for (uint64_t i = 0; i < n_runs; ++i) {
         PatchRun run;
@@ -252,7 +256,7 @@ PatchTokenModel read_token_model(MapReader& r, const PatchMap& m) {
 
 }  // namespace
 
-PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
+PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used, uint64_t max_original) {
     if (!used && data.size() > kMaxPatchMapBytes) throw DataError("patch map too large", base);
     MapReader r(data, base);
     const uint8_t version = r.u8("version");
@@ -260,6 +264,10 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
         throw DataError("unknown patch map version (written by a newer statezip?)", base);
     PatchMap m;
     m.original_size = r.v("size");
+    if (m.original_size > max_original)
+        throw DataError("patch map: the original (" + std::to_string(m.original_size) +
+                            " bytes) is larger than its reference and stored bytes can rebuild",
+                        r.at());
     m.original_xxh128.lo = r.u64("hash");
     m.original_xxh128.hi = r.u64("hash");
     m.meta_raw = r.v("meta size");
@@ -277,9 +285,11 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
         }
         m.ref_groups.push_back(std::move(g));
     }
-    uint64_t n_groups = r.count("group count");
-    for (uint64_t i = 0; i < n_groups; ++i) read_group(r, m);
+    uint64_t n_groups = r.count("group count"), total_runs = 0;
+    for (uint64_t i = 0; i < n_groups; ++i) read_group(r, m, total_runs);
     uint64_t n_regions = r.count("region count"), covered = 0;
+    std::vector<std::vector<bool>> placed(m.groups.size());  // parts already in a region
+    for (size_t i = 0; i < m.groups.size(); ++i) placed[i].assign(m.groups[i].parts.size(), false);
     for (uint64_t i = 0; i < n_regions; ++i) {
         PatchRegion g;
         uint8_t kind = r.u8("region kind");
@@ -287,7 +297,9 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
         g.kind = static_cast<RegionKind>(kind);
         if (g.kind == RegionKind::Part) {
             uint64_t gi = r.v("group"), pi = r.v("part");
-            if (gi >= m.groups.size() || pi >= m.groups[gi].parts.size()) throw DataError("patch map: bad part region", r.at());
+            if (gi >= m.groups.size() || pi >= m.groups[gi].parts.size() || placed[gi][pi])
+                throw DataError("patch map: bad part region", r.at());
+            placed[gi][pi] = true;
             g.group = static_cast<uint32_t>(gi);
             g.part = static_cast<uint32_t>(pi);
             g.length = part_bytes(m.groups[gi], m.groups[gi].parts[pi], r.at());
@@ -307,6 +319,64 @@ PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used) {
     if (used) *used = static_cast<size_t>(r.at() - base);
     else if (!r.done()) throw DataError("patch map: unexpected bytes", r.at());
     return m;
+}
+
+namespace {
+
+// A run's copy stays inside its REF part as a writer lays it out (check_patch_sources).
+void check_ref_layout(const PatchPart& p, const PatchRefGroup& rg, const PatchRefPart& rp, uint64_t ref_size) {
+    constexpr uint64_t at = 16;  // the header: map offsets are not kept per record
+    uint64_t extent = 0;
+    if (!p.transposed) {
+        if (p.piece_bytes != rp.row_bytes) throw DataError("patch map: a copied row is not a reference row", at);
+        extent = checked_mul(rg.n_cells, rp.row_bytes, "patch reference part", at);
+    } else {
+        if (checked_mul(rg.n_cells, p.piece_bytes, "patch reference part", at) > rp.row_bytes)
+            throw DataError("patch map: reference channel rows shorter than their cells", at);
+        extent = checked_mul(p.channels, rp.row_bytes, "patch reference part", at);
+    }
+    if (rp.offset > ref_size || extent > ref_size - rp.offset)
+        throw DataError("patch map copies past the end of the reference file", at);
+}
+
+}  // namespace
+
+PatchSources check_patch_sources(const PatchMap& m, uint64_t ref_size) {
+    constexpr uint64_t at = 16;
+    PatchSources t;
+    auto add = [&](uint64_t& to, uint64_t n) { to = checked_add(to, n, "patch sources", at); };
+    for (const PatchRegion& reg : m.regions) {
+        if (reg.kind == RegionKind::Stream) {
+            add(t.from_meta, reg.length);
+        } else if (reg.kind == RegionKind::Tokens) {
+            if (reg.ref_offset > ref_size || reg.shared > ref_size - reg.ref_offset)
+                throw DataError("patch map copies tokens past the end of the reference file", at);
+            add(t.from_ref, reg.shared);
+            add(t.from_meta, reg.length - reg.shared);
+        } else {
+            const PatchGroup& g = m.groups[reg.group];
+            const PatchPart& p = g.parts[reg.part];
+            uint64_t& fresh = p.in_meta ? t.from_meta : t.from_stream;
+            for (const PatchRun& run : g.runs) {
+                // Within the part's size (checked when the map was read): no overflow.
+                const uint64_t bytes = run.count * p.piece_bytes * p.channels;
+                if (!run.ref_group) {
+                    add(fresh, bytes);
+                    continue;
+                }
+                const PatchRefGroup& rg = m.ref_groups[*run.ref_group];
+                check_ref_layout(p, rg, rg.parts[reg.part], ref_size);
+                add(t.from_ref, bytes);
+            }
+            add(fresh, p.row_tail * p.channels);
+        }
+    }
+    uint64_t budget = 0;
+    if (!__builtin_mul_overflow(ref_size, kMaxRefCopyFactor, &budget) && t.from_ref > budget)
+        throw DataError("patch map copies " + std::to_string(t.from_ref) + " bytes from a reference of " +
+                            std::to_string(ref_size) + " (more than " + std::to_string(kMaxRefCopyFactor) + "x its size)",
+                        at);
+    return t;
 }
 
 bool PatchWalker::step(PatchSegment& s) {

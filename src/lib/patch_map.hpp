@@ -85,11 +85,38 @@ struct PatchMap {
     std::optional<PatchTokenModel> tokens;
 };
 
+// What a map may copy from REF (its runs and shared tokens, counted with repeats): at most
+// this many times REF's size. A writer stores cells beyond it as new (docs/FORMAT.md, "Limits
+// of a --patch-from file"), so a reader never copies for long on a few bytes of map.
+inline constexpr uint64_t kMaxRefCopyFactor = 4;
+
+// The largest original a --patch-from file can rebuild from a REF of `ref_size` bytes and a
+// stored stream of `stored_bytes`: kMaxRefCopyFactor x REF, the stream, and the meta bytes.
+inline uint64_t max_patch_original(uint64_t ref_size, uint64_t stored_bytes) {
+    uint64_t n = 0;
+    if (__builtin_mul_overflow(ref_size, kMaxRefCopyFactor, &n) || __builtin_add_overflow(n, stored_bytes, &n) ||
+        __builtin_add_overflow(n, kMaxPatchMetaBytes, &n))
+        return UINT64_MAX;
+    return n;
+}
+
 Bytes encode_patch_map(const PatchMap& m);
-// Parses and checks a map (every count and size consistent, regions tiling original_size);
-// `base` is the map's offset for error messages. References into REF are checked per copy.
-// With `used`, the map may be followed by other bytes (the meta frame); *used = its length.
-PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used = nullptr);
+// Parses and checks a map (every count and size consistent, regions tiling original_size, each
+// part in at most one region, no more runs than the original has bytes); `base` is the map's
+// offset for error messages. With `used`, the map may be followed by other bytes (the meta
+// frame); *used = its length. An original larger than `max_original` is refused first.
+PatchMap decode_patch_map(ByteSpan data, uint64_t base, size_t* used = nullptr, uint64_t max_original = UINT64_MAX);
+
+// The bytes a map's walk takes from each source, summed from its records (no walk).
+struct PatchSources {
+    uint64_t from_ref = 0, from_stream = 0, from_meta = 0;
+};
+// Checks, before anything is copied, every REF copy against the layout a writer emits: a
+// row-major run copies whole REF rows (piece bytes = REF row bytes), a transposed run pieces
+// of REF channel rows that hold the REF group's cells, every channel row and shared token
+// inside REF; and that all copies together stay within kMaxRefCopyFactor x ref_size. Throws
+// DataError; returns what the map takes from REF, the stored stream and the meta bytes.
+PatchSources check_patch_sources(const PatchMap& m, uint64_t ref_size);
 
 // One step of rebuilding the original: `length` bytes at `file_offset` of the original come
 // either from the stored stream (next bytes) or from the reference at `ref_offset`.

@@ -68,6 +68,69 @@ for bad, code in ((z[: len(z) // 2], -3), (b"not a stz file at all", -3), (z[:-1
     except statezip.Error as e:
         check(e.code == code, f"error code {e.code} (expected {code})")
         check("offset" in e.detail or "magic" in e.detail or "stz" in e.detail, f"detail names where: {e.detail!r}")
+# Crafted --patch-from files (stz-hostile, beside the CLI): every one raises statezip.Error,
+# before any large allocation. Run in a child under a 2 GiB address-space limit and a time
+# limit, so that a regression (MemoryError, or gigabytes allocated) fails here without
+# taking the machine's memory.
+HOSTILE = os.path.join(os.path.dirname(BIN), "stz-hostile")
+check(os.access(HOSTILE, os.X_OK), f"{HOSTILE} is built (cmake --build --target stz-hostile)")
+CHILD = r"""
+import sys, statezip
+ref = open(sys.argv[1], "rb").read()
+results = []
+for path, with_ref in zip(sys.argv[2::2], sys.argv[3::2]):
+    data = open(path, "rb").read()
+    try:
+        statezip.decompress(data, ref=ref if with_ref == "1" else None)
+        results.append("decoded")
+    except statezip.Error as e:
+        results.append(str(e.code))
+    except BaseException as e:
+        results.append(type(e).__name__)
+print(" ".join(results))
+"""
+if os.access(HOSTILE, os.X_OK):
+    import resource
+    with tempfile.TemporaryDirectory() as tmp:
+        def hostile(case, size=None):
+            out = os.path.join(tmp, case + (f"-{size}" if size else "") + ".stz")
+            subprocess.run([HOSTILE, case, out] + (["--size", str(size)] if size else []), check=True)
+            return out
+        ref = hostile("patch-ref")
+        cases = [  # (file, given its ref, expected code)
+            (hostile("patch-size-claim", 1 << 50), "0", "-3"),   # 0.x: MemoryError
+            (hostile("patch-size-claim", 4000000000), "1", "-3"),  # 0.x: 4 GB allocated
+            (hostile("patch-size-claim", 3584), "0", "-9"),  # a real claim, no ref: named, nothing allocated
+            (hostile("patch-byte-copies", 2 << 20), "1", "-3"),
+            (hostile("patch-repeated-copies", 32 << 20), "1", "-3"),
+        ]
+        args = [ref] + [x for c in cases for x in c[:2]]
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        try:
+            r = subprocess.run([sys.executable, "-c", CHILD] + args, capture_output=True, text=True, timeout=120,
+                               preexec_fn=limit)
+            got = r.stdout.split()
+            check(got == [c[2] for c in cases], f"hostile patches: {got} (expected {[c[2] for c in cases]}) {r.stderr[-300:]}")
+        except subprocess.TimeoutExpired:
+            check(False, "hostile patches: no answer within 120 s")
+        # The real patch decodes given its ref; a ref of another size is refused as such.
+        with open(ref, "rb") as f:
+            refb = f.read()
+        with open(hostile("patch-size-claim", 3584), "rb") as f:
+            good = f.read()
+        check(len(statezip.decompress(good, ref=refb)) == 3584, "small real patch decodes")
+        try:
+            statezip.decompress(good, ref=refb[:-1])
+            check(False, "a ref of another size accepted")
+        except statezip.Error as e:
+            check(e.code == -9 and "ref.bin" in e.detail, f"ref of another size: {e}")
+        # inspect says it is a patch, names its reference and gives the rebuilt size.
+        info = statezip.inspect(good)
+        check(info["bytes"] == 3584 and info["patch"]["reference"] == "ref.bin" and
+              info["patch"]["reference_bytes"] == len(refb), f"inspect of a patch: {info.get('patch')}")
+
 try:
     statezip.compress(state, codec="nosuchcodec")
     check(False, "bad codec accepted")

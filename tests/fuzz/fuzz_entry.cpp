@@ -10,10 +10,18 @@
 #include "patch_map.hpp"
 #include "pipeline.hpp"
 #include "token_model.hpp"
+#include "zstd.h"
 
 namespace stzfuzz {
 
 using namespace stz;
+
+namespace {
+struct CountingNull final : OutputSink {
+    uint64_t bytes = 0;
+    void write(const uint8_t*, size_t n) override { bytes += n; }
+};
+}  // namespace
 
 void parse(const uint8_t* data, size_t size) {
     MemorySource src({data, size});
@@ -123,18 +131,67 @@ const Bytes& patch_reference() {
     return ref;
 }
 
+namespace {
+
+// The stored stream a fuzzed map may take (filler bytes): bounds what one input can cost.
+constexpr uint64_t kPatchFuzzStream = 1u << 20;
+
+// The head of a stored stream holding `content` (no dictionary), as patch.cpp encode_head.
+Bytes patch_head(const uint8_t* content, size_t size) {
+    Bytes head(1 + ZSTD_compressBound(size), 0);  // varint 0: no dictionary
+    const size_t n = ZSTD_compress(head.data() + 1, head.size() - 1, content, size, 1);
+    if (ZSTD_isError(n)) std::abort();
+    head.resize(1 + n);
+    return head;
+}
+
+// PatchSink (the decoder -d and -t run) over the map as a real file would hold it: REF's
+// identity, patched_size, the head, then `stream` filler bytes of new rows.
+void patch_sink(const uint8_t* data, size_t size, const PatchMap& m, uint64_t stream) {
+    MemorySource ref(patch_reference());
+    const Bytes head = patch_head(data, size);
+    ContainerHeader h;
+    h.original_size = head.size() + stream;
+    Section s;
+    s.name = kPatchMapSection;
+    s.size = head.size();
+    h.sections.push_back(s);
+    h.set_property(kReferenceProperty, identify_reference(ref, "ref").value(), true);
+    h.set_property(kPatchedSizeProperty, std::to_string(m.original_size), false);
+    CountingNull out;
+    try {
+        PatchSink sink(h, &ref, out);
+        sink.write(head.data(), head.size());
+        const Bytes filler(static_cast<size_t>(std::min<uint64_t>(stream, 64u << 10)), 0x5a);
+        for (uint64_t done = 0; done < stream;) {
+            const size_t k = static_cast<size_t>(std::min<uint64_t>(filler.size(), stream - done));
+            sink.write(filler.data(), k);
+            done += k;
+        }
+        sink.finish();
+        if (sink.bytes_out() != m.original_size || out.bytes != m.original_size) std::abort();
+    } catch (const Error&) {
+    }
+}
+
+}  // namespace
+
 void patch(const uint8_t* data, size_t size) {
     MemorySource ref(patch_reference());
     try {
         Bytes meta;
-        const PatchMap m = decode_patch_content({data, size}, ref, meta, 0);
+        PatchSources src;
+        // The bound PatchSink applies to a stored stream of at most kPatchFuzzStream + the head.
+        const PatchMap m = decode_patch_content({data, size}, ref, meta, 0,
+                                                max_patch_original(ref.size(), kPatchFuzzStream + size + 64), &src);
+        if (src.from_ref > kMaxRefCopyFactor * ref.size() || src.from_meta != meta.size()) std::abort();
+        if (src.from_stream > kPatchFuzzStream) return;  // the size of a real stream: not made up here
+        // Every segment is at least one byte of what the map takes: the walk is bounded.
         PatchWalker w(m);
-        uint64_t total = 0, segments = 0;
-        while (auto s = w.next()) {
-            total += s->length;
-            if (++segments == 1000000) return;  // a huge claimed file: walked lazily as it is written
-        }
-        if (total != m.original_size) std::abort();  // accepted regions must tile the file
+        uint64_t total = 0;
+        while (auto s = w.next()) total += s->length;
+        if (total != m.original_size || total != src.from_ref + src.from_stream + src.from_meta) std::abort();
+        patch_sink(data, size, m, src.from_stream);
     } catch (const Error&) {
     }
 }
@@ -184,15 +241,60 @@ Bytes patch_seed(bool transposed, bool in_meta, bool tokens) {
 
 }  // namespace
 
+namespace {
+
+// Maps that claim far more than a 4 KiB REF and a small stream justify (the decoder's bounds):
+// 2^30 one-byte copies of one REF byte, 64 groups each copying REF 4 times, a part of 2^40
+// new bytes, and a part named by two regions.
+std::vector<Bytes> hostile_patch_seeds() {
+    std::vector<Bytes> out;
+    auto add = [&](PatchMap m) {
+        m.meta_raw = 0;
+        out.push_back(encode_patch_map(m));
+    };
+    PatchMap bytes;
+    bytes.ref_groups.push_back({1, {{0, 0}}});
+    bytes.groups.push_back({1, {{1ull << 30, 1, true, 0, false}}, {{1, 0u, 0}}});
+    bytes.regions.push_back({RegionKind::Part, 0, 0, 0});
+    bytes.original_size = 1ull << 30;
+    add(bytes);
+    PatchMap copies;
+    copies.ref_groups.push_back({64, {{0, 64}}});
+    PatchGroup g{256, {{1, 64, false, 0, false}}, {}};
+    for (int i = 0; i < 4; ++i) g.runs.push_back({64, 0u, 0});
+    for (uint32_t i = 0; i < 64; ++i) {
+        copies.groups.push_back(g);
+        copies.regions.push_back({RegionKind::Part, 0, i, 0});
+    }
+    copies.original_size = 64 * 4 * 4096;
+    add(copies);
+    PatchMap fresh;
+    fresh.groups.push_back({1ull << 34, {{1, 64, false, 0, false}}, {{1ull << 34, std::nullopt, 0}}});
+    fresh.regions.push_back({RegionKind::Part, 0, 0, 0});
+    fresh.original_size = 1ull << 40;
+    add(fresh);
+    PatchMap twice;
+    twice.ref_groups.push_back({64, {{0, 64}}});
+    twice.groups.push_back({64, {{1, 64, false, 0, false}}, {{64, 0u, 0}}});
+    for (int i = 0; i < 2; ++i) twice.regions.push_back({RegionKind::Part, 0, 0, 0});
+    twice.original_size = 2 * 4096;
+    add(twice);
+    return out;
+}
+
+void write_seed(const std::string& path, const Bytes& seed) {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+}
+
+}  // namespace
+
 void write_patch_seeds(const char* dir) {
     int i = 0;
     for (bool transposed : {false, true})
         for (bool in_meta : {false, true})
-            for (bool tokens : {false, true}) {
-                const Bytes seed = patch_seed(transposed, in_meta, tokens);
-                std::ofstream(std::string(dir) + "/map" + std::to_string(i++), std::ios::binary)
-                    .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
-            }
+            for (bool tokens : {false, true}) write_seed(std::string(dir) + "/map" + std::to_string(i++), patch_seed(transposed, in_meta, tokens));
+    i = 0;
+    for (const Bytes& seed : hostile_patch_seeds()) write_seed(std::string(dir) + "/hostile" + std::to_string(i++), seed);
 }
 
 }  // namespace stzfuzz
