@@ -172,3 +172,20 @@ TEST_CASE("hostile patch: the CLI refuses huge claims at once (each run bounded 
     }
     CHECK(sh("rm -rf " + dir) == 0);
 }
+
+TEST_CASE("hostile patch: groups repeating a group of many runs cannot blow up the map's memory", "[hostile][patch]") {
+    // 4096 one-cell runs, then 5000 groups that repeat them at a few bytes each: 20 M runs
+    // (490 MB of records on main) for a 20 MB original. Refused once the runs would take more
+    // memory than the original plus 64 MiB.
+    PatchMap m;
+    PatchGroup g;
+    g.n_cells = 4096;
+    g.parts.push_back({1, 1, false, 0, false});
+    for (int i = 0; i < 4096; ++i) g.runs.push_back({1, std::nullopt, 0});
+    for (int i = 0; i < 5001; ++i) m.groups.push_back(g);
+    m.original_size = 5001 * 4096;
+    m.regions.push_back({RegionKind::Stream, m.original_size});
+    const Bytes map = encode_patch_map(m);
+    CHECK(map.size() < 64 << 10);
+    CHECK_THROWS_WITH(decode_patch_map(map, 0), Catch::Contains("more runs than the original can hold"));
+}
