@@ -173,3 +173,96 @@ pyrow "python: patched_size 4e9, with its ref (20.7)" \
     "statezip.decompress(open('$work/claim4g.stz','rb').read(), ref=open('$work/ref.bin','rb').read())"
 pyrow "python: 2^30 one-byte copies, with its ref (20.6, 20.7)" \
     "statezip.decompress(open('$work/bytes1g.stz','rb').read(), ref=open('$work/ref.bin','rb').read())"
+# ---- Second pass: packs (issue 20, findings 3, 4, 5, 8, 9, 10) ----
+# A second table: statezip, then (with STATEZIP_OLD) the older binary, on the same inputs;
+# each run gets a fresh copy of the set (appends change it) and an empty unpack folder.
+echo
+echo "Second pass: packs"
+echo
+ph="| case | command | exit | s | peak RSS MiB | stderr, first line |"
+pr="|---|---|---|---:|---:|---|"
+if [ -n "$OLD" ]; then ph+=" before: exit | s | MiB | stderr |"; pr+="---|---:|---:|---|"; fi
+echo "$ph"
+echo "$pr"
+
+# prow NAME SET ARGS...: in ARGS @SET@ is the fresh copy of SET, @DIR@ the unpack folder.
+# PROW_PRE (words) goes before the binary, e.g. a file-size limit.
+prow() {
+    local name=$1 set=$2 a bin shown="statezip"
+    shift 2
+    for a in "$@"; do a=${a//@SET@/$(basename "$set")}; shown+=" ${a//@DIR@/DIR}"; done
+    shown=${shown//$work\//}
+    local line="| $name | \`${PROW_PRE:+$PROW_PRE }$shown\` |"
+    for bin in "$STZ" ${OLD:+"$OLD"}; do
+        rm -rf "$work/p.stzp" "$work/dir" && mkdir -p "$work/dir" && cp "$set" "$work/p.stzp"
+        local args=("${@//@SET@/$work/p.stzp}")
+        args=("${args[@]//@DIR@/$work/dir}")
+        if [ "$bin" = "$STZ" ]; then
+            measure 120 ${PROW_PRE:-} "$bin" "${args[@]}"
+        else
+            measure 120 prlimit --as=8589934592 ${PROW_PRE:-} "$bin" "${args[@]}"
+        fi
+        m_msg=${m_msg//p.stzp/$(basename "$set")}
+        local left
+        left=$(ls -A "$work/dir" | grep -c '^\.stz-' || true)
+        [ "$left" -gt 0 ] && m_msg+=" ($left .stz-* temp file left)"
+        line+=" $m_exit | $m_sec | $m_mib | $m_msg |"
+    done
+    echo "$line"
+}
+
+"$GEN" session9 "$work/member.bin" --cells 20 --layers 2 --embd 32 --ctx 64
+# 5: one member record listed 65536 times (a 541 KB set).
+"$HOSTILE" pack-repeated-member "$work/repeated.stzp" --size 65536
+prow "repeated member record x65536 (20.5)" "$work/repeated.stzp" -l @SET@
+prow "repeated member record x65536 (20.5)" "$work/repeated.stzp" -t @SET@
+prow "repeated member record x65536 (20.5)" "$work/repeated.stzp" unpack -C @DIR@ @SET@
+"$HOSTILE" pack-nested-member "$work/nested.stzp"
+prow "member record nested in another (20.5)" "$work/nested.stzp" -l @SET@
+# 4: one bit flipped in the last commit of a 3-member set.
+"$HOSTILE" pack-damaged-commit "$work/damaged.stzp"
+prow "damaged last commit (20.4)" "$work/damaged.stzp" -t @SET@
+prow "damaged last commit (20.4)" "$work/damaged.stzp" -l @SET@
+prow "damaged last commit (20.4)" "$work/damaged.stzp" pack --append @SET@ "$work/member.bin"
+prow "damaged last commit (20.4)" "$work/damaged.stzp" pack -f --append @SET@ "$work/member.bin"
+# 10: a run at block offset 2^64-1.
+"$HOSTILE" pack-sentinel-run "$work/sentinel.stzp"
+prow "run at block offset 2^64-1 (20.10)" "$work/sentinel.stzp" unpack -C @DIR@ @SET@
+# 8: a valid 4 KB set of a 1 GiB member (one 64 MiB block of zeros used 16 times).
+"$HOSTILE" pack-reuse-bomb "$work/bomb.stzp" --size $((1 << 30))
+prow "1 GiB member from a 4 KB set (20.8)" "$work/bomb.stzp" -l @SET@
+prow "1 GiB member from a 4 KB set (20.8)" "$work/bomb.stzp" -t @SET@
+PROW_PRE="prlimit --fsize=67108864" prow "1 GiB member from a 4 KB set (20.8)" "$work/bomb.stzp" -t @SET@
+# 9: a block of 64 Mi one-byte cells; appending with -M 128M.
+"$HOSTILE" pack-one-byte-cells "$work/cells.stzp" --size $((64 << 20))
+prow "64 Mi one-byte cells (20.9)" "$work/cells.stzp" pack -M 128M --append @SET@ "$work/member.bin"
+
+# 3: an input rewritten in place (64 bytes, same size) at a random moment while pack reads it,
+# 20 rounds per binary: how many rounds committed a member that -t then fails, said "input
+# changed", said something else, or missed the change (the write came after the check).
+race_rounds() {
+    local bin=$1 i rc bad=0 changed=0 other=0 missed=0
+    for i in $(seq 1 20); do
+        cp "$work/race0.bin" "$work/race.bin" && rm -f "$work/race.stzp"
+        # one write of 64 bytes at a random moment of the run (0 to 1.5 s in)
+        ( sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.3f", (r % 1500) / 1000 }')"
+          head -c 64 /dev/urandom | dd of="$work/race.bin" bs=64 seek=$((1000 + RANDOM % 40000)) conv=notrunc 2>/dev/null ) &
+        local writer=$!
+        rc=0; "$bin" pack -q -o "$work/race.stzp" "$work/race.bin" 2>"$work/race.err" || rc=$?
+        kill "$writer" 2>/dev/null || true; wait "$writer" 2>/dev/null || true
+        if [ "$rc" -eq 0 ]; then
+            if "$bin" -q -t "$work/race.stzp" 2>/dev/null; then missed=$((missed + 1)); else bad=$((bad + 1)); fi
+        elif grep -q "input changed while it was being packed" "$work/race.err"; then changed=$((changed + 1))
+        else other=$((other + 1)); fi
+    done
+    echo "$bad committed and failing -t, $changed 'input changed', $other other errors, $missed missed"
+}
+"$GEN" session9 "$work/race0.bin" --cells 4000 --layers 8 --embd 256 --ctx 4096
+echo
+echo "Input rewritten while packed, $(size_of "$work/race0.bin") bytes, 20 rounds (20.3):"
+echo "- statezip: $(race_rounds "$STZ")"
+[ -n "$OLD" ] && echo "- before: $(race_rounds "$OLD")"
+true
+# Second pass: files, references, devices (its own table; STATEZIP_BEFORE adds a row per case).
+echo
+"$(dirname "$0")/hostile_files.sh" "$BUILD"

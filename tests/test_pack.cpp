@@ -305,3 +305,76 @@ TEST_CASE("pack: more members than are kept pending are settled on the way and s
     REQUIRE(r.members().size() == size_t(n));
     for (int k = 0; k < n; ++k) CHECK(restore_bytes(r, k) == files[k]);
 }
+
+TEST_CASE("pack: -t's in-order rebuild hashes every member, window by window, and names damage", "[pack]") {
+    for (auto [flavour, v_trans] : {std::pair{"session9", true}, std::pair{"seq2", false}, std::pair{"raw", true}}) {
+        INFO(flavour);
+        auto files = related_set(flavour, v_trans, 3, 300);
+        files.push_back(random_bytes(5000, 3));
+        MemoryFile set;
+        pack_into(set, files, "w", nullptr);
+        PackReader r(set, 1 << 20);  // a cache smaller than the blocks: they are read again
+        for (size_t i = 0; i < files.size(); ++i)
+            for (uint64_t window : {uint64_t(1) << 16, uint64_t(1) << 30}) CHECK_NOTHROW(r.test(i, {}, window));
+        // One flipped byte in the last block: the members whose cells are there fail.
+        const uint64_t last_member = r.members().back().offset;
+        MemoryFile bad = set;
+        bad.data[last_member - 40] ^= 0x10;
+        PackReader rb(bad);
+        int failed = 0;
+        for (size_t i = 0; i < files.size(); ++i) {
+            try {
+                rb.test(i, {}, 1 << 16);
+            } catch (const Error&) {
+                ++failed;
+            }
+        }
+        CHECK(failed >= 1);
+    }
+}
+
+TEST_CASE("pack: a commit with a valid header and a bad payload is damage, a cut or zero header is an interrupted append",
+          "[pack]") {
+    auto files = related_set("seq2", false, 3, 40);
+    MemoryFile set;
+    pack_into(set, {files[0]}, "a", nullptr);
+    const uint64_t committed = set.data.size();
+    pack_into(set, {files[1], files[2]}, "b", nullptr, true);
+    CHECK(read_pack_state(set).damaged_commit.empty());
+    MemoryFile bad = set;
+    bad.data[bad.data.size() - 30] ^= 1;  // inside the last commit's payload
+    const PackState st = read_pack_state(bad);
+    CHECK(st.members.size() == 1);
+    CHECK(st.damaged_commit.find("is damaged") != std::string::npos);
+    CHECK_THROWS_WITH(PackWriter::append(bad, PackOptions{}), Catch::Contains("is damaged"));
+    CHECK(bad.data.size() == set.data.size());  // refused before cutting anything
+    // The last commit's header zeroed: what an append leaves before it writes the header.
+    MemoryFile cut = set;
+    const uint64_t last = read_pack_state(set).commit_offset;
+    std::fill_n(cut.data.begin() + static_cast<std::ptrdiff_t>(last), kRecordHeaderBytes, 0);
+    CHECK(read_pack_state(cut).damaged_commit.empty());
+    CHECK(read_pack_state(cut).committed_end == committed);
+    // -f: the append continues from the commit before the damaged one.
+    MemoryFile again = set;
+    again.data[again.data.size() - 30] ^= 1;
+    auto w = PackWriter::append(again, PackOptions{}, true);
+    MemorySource src(files[1]);
+    w->add(src, "b0.bin");
+    w->commit();
+    PackReader r(again);
+    CHECK(r.members().size() == 2);
+    CHECK(restore_bytes(r, 1) == files[1]);
+}
+
+TEST_CASE("pack: commits with repeated offsets and runs naming blocks outside the set are refused", "[pack]") {
+    CommitRecord c;
+    c.members = {100, 100};
+    c.self_offset = 500;
+    CHECK_THROWS_WITH(decode_commit(encode_commit(c), 0), Catch::Contains("repeated or out of order"));
+    c.members = {200, 100};
+    CHECK_THROWS_AS(decode_commit(encode_commit(c), 0), DataError);
+    c.members = {100, 600};
+    CHECK_THROWS_WITH(decode_commit(encode_commit(c), 0), Catch::Contains("after the commit"));
+    c.members = {100, 200};
+    CHECK(decode_commit(encode_commit(c), 0).members.size() == 2);
+}

@@ -19,11 +19,41 @@ namespace stztest {
 // Exit code CTest maps to "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt).
 inline constexpr int kSkipExitCode = 77;
 
+// The folders temp_dir made in this process, removed (with what they hold) when it ends:
+// CTest runs one test case per process, so each case cleans up after itself, failed or not.
+class TempDirs {
+public:
+    static TempDirs& instance() {
+        static TempDirs dirs;
+        return dirs;
+    }
+    void add(const std::string& d) { dirs_.push_back(d); }
+    void remove_all() {
+        for (const auto& d : dirs_) {
+            std::error_code ec;
+            // Tests make read-only folders (permission checks): writable again before removal.
+            for (auto it = std::filesystem::recursive_directory_iterator(d, ec);
+                 !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+                if (it->is_directory(ec) && !it->is_symlink(ec))
+                    std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                                 std::filesystem::perm_options::add, ec);
+            std::filesystem::permissions(d, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+            std::filesystem::remove_all(d, ec);
+        }
+        dirs_.clear();
+    }
+    ~TempDirs() { remove_all(); }
+
+private:
+    std::vector<std::string> dirs_;
+};
+
 // Ends this test process as skipped, saying why: a test that needs data or a capability it
 // does not have must never report itself passed.
 [[noreturn]] inline void skip_test(const std::string& why) {
     std::fprintf(stderr, "SKIPPED: %s\n", why.c_str());
     std::fflush(nullptr);
+    TempDirs::instance().remove_all();  // _Exit runs no destructors
     std::_Exit(kSkipExitCode);
 }
 
@@ -119,11 +149,12 @@ inline int leftover_temp_files(const std::string& dir) {
     return sh("ls -A '" + dir + "' | grep -q '^\\.'") == 0 ? 1 : 0;
 }
 
-// A fresh empty directory under TMPDIR for one test.
+// A fresh empty directory under TMPDIR for one test, removed when the test process ends.
 inline std::string temp_dir(const std::string& name) {
     const char* t = std::getenv("TMPDIR");
     std::string d = std::string(t && *t ? t : "/tmp") + "/statezip-test-" + name + "-" + std::to_string(::getpid());
     std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
+    TempDirs::instance().add(d);
     return d;
 }
 

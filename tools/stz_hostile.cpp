@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "hostile.hpp"
+#include "hostile_pack.hpp"
 #include "hostile_patch.hpp"
 #include "types.hpp"
+#include "hostile_files.hpp"
 
 namespace {
 
@@ -36,6 +38,8 @@ SparseImage dense(stz::Bytes b) {
 const std::vector<Case>& cases() {
     using namespace stzhostile;
     static const std::vector<Case> all = {
+        {"member-size", ".stzp: two members, the second's record claiming N bytes (N = 2^64-1: the sum wraps)", UINT64_MAX,
+         [](uint64_t n) { return dense(set_with_member_size(n)); }},
         {"chanctx-row-records", ".stz: chanctx row_records = 2^63+1, match model on, N raw bytes (14.1)", 8192,
          [](uint64_t n) { return dense(chanctx_row_records(n)); }},
         {"tiny-sections", "ggsq v2 of N/8 empty memory records (14.4, 14.8, 14.10)", 128 << 10,
@@ -46,6 +50,18 @@ const std::vector<Case>& cases() {
          [](uint64_t n) { return dense(oversized_stage(static_cast<uint32_t>(std::min<uint64_t>(n, 0xFFFFFFFFu)))); }},
         {"range-overrun", ".stz: chanctx whose range coder runs past its end, N output bytes (14.8)", 200000,
          [](uint64_t n) { return dense(range_overrun(std::max<uint64_t>(1, n / 2))); }},
+        {"pack-repeated-member", ".stzp whose last commit lists one member record N times", 1 << 20,
+         [](uint64_t n) { return dense(repeated_member_set(static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 20)))); }},
+        {"pack-nested-member", ".stzp whose commit lists a member record nested in another's name", 1,
+         [](uint64_t) { return dense(nested_member_set()); }},
+        {"pack-damaged-commit", ".stzp of 3 members with one bit flipped in its last commit", 1,
+         [](uint64_t) { return dense(damaged_last_commit_set()); }},
+        {"pack-sentinel-run", ".stzp whose member has a cell run at block offset 2^64-1", 1,
+         [](uint64_t) { return dense(sentinel_block_offset_set()); }},
+        {"pack-reuse-bomb", "valid .stzp whose member rebuilds to N bytes from one 64 MiB block of zeros", 1ull << 30,
+         [](uint64_t n) { return dense(reuse_bomb_set(64 << 20, static_cast<uint32_t>(std::max<uint64_t>(1, n >> 26)))); }},
+        {"pack-one-byte-cells", "valid .stzp of one block of N one-byte cells", 64ull << 20,
+         [](uint64_t n) { return dense(one_byte_cells_set(n)); }},
         {"huge-chunk-count", "sparse .stz of apparent size N whose end record claims ~N/20 chunks (14.7)", 4ull << 30,
          [](uint64_t n) { return huge_chunk_count(std::max<uint64_t>(n, 1 << 20)); }},
         {"patch-ref", "the N-byte REF the patch-* cases name (give them the default N)", kPatchRefBytes,

@@ -77,6 +77,21 @@ DecompressOptions decode_options(const Options& o, unsigned threads, ProgressFn 
     return d;
 }
 
+bool writes_stdout(const Options& o, const std::string& in_path) {
+    return o.to_stdout || (in_path == "-" && o.output.empty());
+}
+
+// Where the output of `in_path` goes: "-" standard output, "" nowhere (-t, -l) or unknown
+// (-d of a name without the suffix, refused when its turn comes).
+std::string output_path(const Options& o, const std::string& in_path) {
+    if (o.mode == Mode::Test || o.mode == Mode::List) return "";
+    if (writes_stdout(o, in_path)) return "-";
+    if (!o.output.empty()) return o.output;
+    if (o.mode == Mode::Compress) return in_path + kSuffix;
+    if (ends_with(in_path, kSuffix) && in_path.size() > 4) return in_path.substr(0, in_path.size() - 4);
+    return "";
+}
+
 // Decodes a finished .stz again (verification before --rm).
 void verify_container(const Options& o, const std::string& path, unsigned threads) {
     FdStream s(path);
@@ -86,8 +101,8 @@ void verify_container(const Options& o, const std::string& path, unsigned thread
 
 void compress_one(Options& o, const std::string& in_path) {
     FileSource src(in_path);
-    const bool to_stdout = o.to_stdout || (in_path == "-" && o.output.empty());
-    std::string out_path = to_stdout ? "-" : (!o.output.empty() ? o.output : in_path + kSuffix);
+    const bool to_stdout = writes_stdout(o, in_path);
+    const std::string out_path = output_path(o, in_path);
     if (!to_stdout && ends_with(in_path, kSuffix) && o.output.empty() && !o.force)
         throw Error("already has the " + std::string(kSuffix) + " suffix; use -f to compress it again");
     if (to_stdout && is_terminal(1) && !o.force)
@@ -133,13 +148,10 @@ void compress_one(Options& o, const std::string& in_path) {
 }
 
 void decompress_one(Options& o, const std::string& in_path) {
-    const bool to_stdout = o.to_stdout || (in_path == "-" && o.output.empty());
-    std::string out_path;
-    if (!to_stdout && o.mode == Mode::Decompress) {  // -t tests any name, as zstd does
-        if (!o.output.empty()) out_path = o.output;
-        else if (ends_with(in_path, kSuffix) && in_path.size() > 4) out_path = in_path.substr(0, in_path.size() - 4);
-        else throw Error("unknown suffix (expected " + std::string(kSuffix) + "); use -o to name the output");
-    }
+    const bool to_stdout = writes_stdout(o, in_path);
+    const std::string out_path = output_path(o, in_path);  // -t tests any name, as zstd does
+    if (!to_stdout && o.mode == Mode::Decompress && out_path.empty())
+        throw Error("unknown suffix (expected " + std::string(kSuffix) + "); use -o to name the output");
     FdStream in(in_path);
     if (to_stdout && o.mode == Mode::Decompress && in_path != "-" && stdout_is_file(in.info()))
         throw Error("standard output is the input file");
@@ -239,12 +251,21 @@ int run_files(Options& o) {
         print_error("", "-c with several inputs would write one unreadable concatenation; compress them one at a time");
         return 2;
     }
+    std::shared_ptr<FileSource> reference;
     try {
-        o.reference = open_reference(o.patch_from);
+        reference = open_reference(o.patch_from);
     } catch (const std::exception& e) {
         print_error(o.patch_from, e.what());
         return 1;
     }
+    if (reference) {  // before any output is written
+        const std::string clash = reference_clash(o, reference->info(), [&](const std::string& in) { return output_path(o, in); });
+        if (!clash.empty()) {
+            print_error("", clash);
+            return 2;
+        }
+    }
+    o.reference = reference;
     int rc = 0;
     for (const auto& f : o.files) {
         try {

@@ -88,6 +88,35 @@ void install_signal_handlers() {
     ::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes a write error (EPIPE) we report
 }
 
+int open_for_reading(const std::string& path, struct stat& st, bool regular_only, int* first_byte) {
+    // O_NONBLOCK: open(2) of a FIFO would otherwise wait for a writer, forever if none comes.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) throw Error(errno_text());
+    auto refuse = [&](const std::string& why) {
+        ::close(fd);
+        throw Error(why);
+    };
+    if (::fstat(fd, &st) != 0) refuse(errno_text());
+    if (S_ISDIR(st.st_mode)) refuse("is a directory");
+    if (regular_only && !S_ISREG(st.st_mode))
+        refuse(S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file (it must be read more than once)" : "not a regular file");
+    if (first_byte) *first_byte = -1;
+    if (S_ISFIFO(st.st_mode) && first_byte) {
+        // Still non-blocking: 0 bytes now means no process has the FIFO open for writing (a
+        // blocking read would return the same); EAGAIN means a writer is there, data to come.
+        uint8_t b = 0;
+        ssize_t r;
+        do r = ::read(fd, &b, 1);
+        while (r < 0 && errno == EINTR);
+        if (r == 0) refuse("a FIFO that no process is writing to");
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) refuse("read error: " + errno_text());
+        if (r == 1) *first_byte = b;
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) refuse(errno_text());
+    return fd;
+}
+
 bool path_exists(const std::string& p) {
     struct stat st;
     return ::lstat(p.c_str(), &st) == 0;
@@ -129,14 +158,7 @@ FileSource::FileSource(const std::string& path) : name_(path == "-" ? "(stdin)" 
         }
         return;
     }
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(errno_text());
-    if (::fstat(fd_, &info_) != 0 || !S_ISREG(info_.st_mode)) {
-        const char* why = S_ISDIR(info_.st_mode) ? "is a directory" : "not a regular file";
-        ::close(fd_);
-        fd_ = -1;
-        throw Error(why);
-    }
+    fd_ = open_for_reading(path, info_, true);
     size_ = info_.st_size;
 }
 
@@ -163,13 +185,7 @@ FdStream::FdStream(const std::string& path) : name_(path) {
         ::fstat(0, &info_);
         return;
     }
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(errno_text());
-    if (::fstat(fd_, &info_) == 0 && S_ISDIR(info_.st_mode)) {
-        ::close(fd_);
-        fd_ = -1;
-        throw Error("is a directory");
-    }
+    fd_ = open_for_reading(path, info_, false, &pending_);
     own_ = true;
 }
 
@@ -178,6 +194,11 @@ FdStream::~FdStream() {
 }
 
 size_t FdStream::read(uint8_t* dst, size_t n) {
+    if (pending_ >= 0 && n > 0) {  // the byte read when the FIFO was probed for a writer
+        dst[0] = static_cast<uint8_t>(pending_);
+        pending_ = -1;
+        return 1;
+    }
     for (;;) {
         ssize_t r = ::read(fd_, dst, n);
         if (r < 0 && errno == EINTR) continue;
@@ -210,28 +231,33 @@ void FdSink::flush() {
 AtomicFile::AtomicFile(const std::string& target, bool force, const struct stat* input)
     : FdSink(-1, target), target_(target), force_(force) {
     if (input) input_ = *input, have_input_ = true;
-    struct stat st;
-    if (::stat(target.c_str(), &st) == 0) {  // follows links: what the name leads to
-        if (input && same_file(st, *input)) throw Error("the output " + target + " is the input file; choose another output");
-        if (S_ISDIR(st.st_mode)) throw Error(target + " is a directory");
-        if (!S_ISREG(st.st_mode)) {
-            // A device or FIFO: written in place, never renamed over or unlinked.
-            struct stat null_dev;
-            const bool is_null = ::stat("/dev/null", &null_dev) == 0 && same_file(st, null_dev);
-            if (!force && !is_null) throw Error(target + " already exists; use -f to write to it");
-            fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-            if (fd_ < 0) throw Error("cannot open " + target + ": " + errno_text());
-            in_place_ = true;
-            return;
-        }
-    }
+    if (open_in_place(input)) return;
     if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
     open_temp(input ? static_cast<int>(input->st_mode & 0777) : default_file_mode());
 }
 
 AtomicFile::AtomicFile(const std::string& target, bool force, int mode) : FdSink(-1, target), target_(target), force_(force) {
+    if (open_in_place(nullptr)) return;
     if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
     open_temp(mode & 0777);
+}
+
+// An existing target that is (through any links) a device or FIFO is opened and written in
+// place, never renamed over or unlinked; false when there is no such target.
+bool AtomicFile::open_in_place(const struct stat* input) {
+    struct stat st;
+    if (::stat(target_.c_str(), &st) != 0) return false;  // follows links: what the name leads to
+    if (input && same_file(st, *input)) throw Error("the output " + target_ + " is the input file; choose another output");
+    if (S_ISDIR(st.st_mode)) throw Error(target_ + " is a directory");
+    if (S_ISREG(st.st_mode)) return false;
+    struct stat null_dev;
+    const bool is_null = ::stat("/dev/null", &null_dev) == 0 && same_file(st, null_dev);
+    if (!force_ && !is_null) throw Error(target_ + " already exists; use -f to write to it");
+    // A FIFO waits here for its reader, as for any writer (`cat FIFO & statezip -o FIFO`).
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd_ < 0) throw Error("cannot open " + target_ + ": " + errno_text());
+    in_place_ = true;
+    return true;
 }
 
 void AtomicFile::open_temp(int mode) {

@@ -40,6 +40,7 @@ public:
 private:
     int fd_ = -1;
     bool own_ = false;
+    int pending_ = -1;  // a byte already read from a FIFO (when checking it has a writer), or -1
     struct stat info_ {};
     std::string name_;
 };
@@ -77,6 +78,7 @@ public:
     bool in_place() const { return in_place_; }  // a device or FIFO written directly
 
 private:
+    bool open_in_place(const struct stat* input);
     void open_temp(int mode);
     void move_into_place();
     std::string target_, temp_;
@@ -85,6 +87,12 @@ private:
     int cleanup_slot_ = -1;
 };
 
+// Opens `path` read-only and fstats it into `st` without ever waiting in open(2): a FIFO that
+// no process writes to is refused instead of waited for. Refuses a directory, and anything
+// but a regular file when `regular_only`. For a FIFO, `first_byte` (when given) receives the
+// byte read to find out whether a writer is there (-1 when none was read yet). The
+// descriptor returned is blocking again.
+int open_for_reading(const std::string& path, struct stat& st, bool regular_only, int* first_byte = nullptr);
 bool path_exists(const std::string& p);
 bool is_terminal(int fd);
 void install_signal_handlers();

@@ -244,6 +244,8 @@ void map_main_flags(Flags& f, const stz::ParseHints& hints, int prog) {
 int run_pack_modes(Flags& f) {
     f.p.output = f.o.output, f.p.force = f.o.force, f.p.verbosity = f.o.verbosity;
     f.p.threads = f.o.threads, f.p.compress = f.o.compress;
+    if ((*f.pack || *f.unpack) && !f.o.patch_from.empty())  // sets share cells among their own members only
+        throw UsageError("--patch-from cannot be combined with pack or unpack");
     if (*f.pack) return run_pack(f.p);
     if (*f.unpack) {
         f.p.set = f.unpack_args[0];

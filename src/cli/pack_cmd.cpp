@@ -82,14 +82,52 @@ void add_files(PackWriter& w, const PackCliOptions& o, const std::vector<std::st
     }
 }
 
+// The lock an append holds on its set for the whole run. A new set written over an existing
+// one (pack -f -o SET) takes it too, from the start until it has renamed its file into place,
+// so that of a create and an append racing on one set, one fails instead of both exiting 0
+// with the append lost on the replaced file.
+class SetLock {
+public:
+    ~SetLock() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    // Locks the regular file `path` names (not through a link: neither does an append); no-op
+    // when there is none or it is locked already by this object.
+    void take(const std::string& path) {
+        if (fd_ >= 0) return;
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) return;
+        struct stat st;
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            return;
+        }
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd);
+            throw Error(path + ": the set is being written by another process");
+        }
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
+};
+
 // pack --append: the set is locked, cut back to its last commit and appended to.
 int append_to(const PackCliOptions& o, const std::vector<std::string>& names) {
-    int fd = ::open(o.append.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int fd = ::open(o.append.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) throw Error(o.append + ": " + errno_text());
     FdFile f(fd, o.append);
+    struct stat st, now;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw Error(o.append + ": not a regular file (a set is appended to in place)");
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) throw Error(o.append + ": " + errno_text());
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) throw Error(o.append + ": the set is being written by another process");
-    auto w = PackWriter::append(f, pack_options(o));
+    auto w = PackWriter::append(f, pack_options(o), o.force);
     const uint64_t committed = f.size();
+    // A new set renamed over this one after we opened it (its writer has let go of the lock
+    // since): what we would append to is no longer the set.
+    if (::lstat(o.append.c_str(), &now) != 0 || !same_file(now, st))
+        throw Error(o.append + ": the set was replaced by another process meanwhile; run again");
     try {
         add_files(*w, o, names);
     } catch (...) {
@@ -102,14 +140,52 @@ int append_to(const PackCliOptions& o, const std::vector<std::string>& names) {
     return 0;
 }
 
+// An unlinked temporary file under $TMPDIR (a set built before it is copied to a device).
+int unlinked_temp_file() {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/statezip-set.XXXXXX";
+    int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd < 0) throw Error("cannot create a temporary file: " + errno_text());
+    ::unlink(tmpl.c_str());
+    return fd;
+}
+
+// pack -o SET (or --append of a missing SET): a new set, through AtomicFile like every
+// output: a temp file renamed into place, or, for a device or FIFO (written in place, never
+// replaced), built in a temporary file and then copied there (the writer needs random access).
+void create_set(const std::string& target, const PackCliOptions& o, const std::vector<std::string>& names) {
+    SetLock lock;
+    lock.take(target);
+    AtomicFile out(target, o.force, default_file_mode());
+    const int fd = out.in_place() ? unlinked_temp_file() : ::open(out.temp_path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw Error(out.temp_path() + ": " + errno_text());
+    FdFile f(fd, target, false);
+    auto w = PackWriter::create(f, pack_options(o));
+    add_files(*w, o, names);
+    w.reset();
+    if (out.in_place()) {
+        Bytes buf(1 << 20);
+        for (uint64_t off = 0, size = f.size(); off < size; off += buf.size()) {
+            const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
+            f.read_at(off, buf.data(), n);
+            out.write(buf.data(), n);
+        }
+    }
+    lock.take(target);  // a set that appeared meanwhile (a racing append created it)
+    out.commit();
+}
+
 }  // namespace
 
 bool is_pack_file(const std::string& path) {
     if (path == "-") return false;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Non-blocking: a FIFO without a writer must not stop us here (a set is a regular file).
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) return false;
+    struct stat st;
     uint8_t m[8] = {};
-    const bool ok = ::pread(fd, m, 8, 0) == 8 && std::equal(m, m + 8, kPackMagic);
+    const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 8, 0) == 8 &&
+                    std::equal(m, m + 8, kPackMagic);
     ::close(fd);
     return ok;
 }
@@ -129,16 +205,7 @@ int run_pack(const PackCliOptions& o) {
         if (!o.append.empty()) {
             if (path_exists(o.append)) return append_to(o, names);
         }
-        const std::string target = o.append.empty() ? o.output : o.append;
-        AtomicFile out(target, o.force, default_file_mode());
-        int fd = ::open(out.temp_path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) throw Error(out.temp_path() + ": " + errno_text());
-        {
-            FdFile f(fd, target, false);
-            auto w = PackWriter::create(f, pack_options(o));
-            add_files(*w, o, names);
-        }
-        out.commit();
+        create_set(o.append.empty() ? o.output : o.append, o, names);
         return 0;
     } catch (const std::exception& e) {
         print_error("", e.what());
@@ -164,6 +231,10 @@ int run_unpack(const PackCliOptions& o) {
         }
         MemberWriter out(o.dir);
         int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(o.set, r.state().damaged_commit + "; restoring the members of the commit before it");
+            rc = 1;
+        }
         for (size_t i : pick) {
             const PackMember& m = r.members()[i];
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
@@ -187,17 +258,31 @@ int run_pack_list(const std::string& set, int verbosity) {
     try {
         FileSource src(set);
         PackReader r(src);
+        // Member sizes are claims of the records: their sum saturates instead of wrapping.
         uint64_t total = 0;
+        bool overflow = false;
         for (const auto& m : r.members())
-            if (m.record) total += m.record->size;
+            if (m.record) overflow |= __builtin_add_overflow(total, m.record->size, &total);
+        if (overflow) {
+            total = UINT64_MAX;
+            print_error(set, "warning: the members claim more than 16 EiB (2^64 bytes) together; the total shown is "
+                             "that bound (damaged or crafted set?)");
+        }
         const uint64_t stored = src.size();
         std::printf("%s: set of %zu members, %s -> %s (ratio %.3f)\n", printable(set).c_str(), r.members().size(),
                     human_bytes(total).c_str(), human_bytes(stored).c_str(), stored ? double(total) / stored : 0.0);
-        if (r.state().trailing_bytes)
+        int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(set, r.state().damaged_commit + "; listing the commit before it");
+            rc = 1;
+        }
+        if (const uint64_t cells = pack_cell_bytes_claimed(r.members()); cells / kPlausibleCellReuse > stored)
+            print_error(set, "warning: its cell runs re-use stored blocks to rebuild " + human_bytes(cells) +
+                                 " of cells from a set of " + human_bytes(stored) + " (unpack writes that much)");
+        if (r.state().trailing_bytes && r.state().damaged_commit.empty())
             std::printf("  note: %llu bytes after the last commit (an interrupted append; ignored)\n",
                         (unsigned long long)r.state().trailing_bytes);
         std::printf("  %-40s %12s %12s %10s %10s  %s\n", "member", "bytes", "stored", "cells", "shared", "format");
-        int rc = 0;
         for (size_t i = 0; i < r.members().size(); ++i) {
             const PackMember& m = r.members()[i];
             if (!m.record) {
@@ -221,27 +306,21 @@ int run_pack_list(const std::string& set, int verbosity) {
 int run_pack_test(const std::string& set, const PackCliOptions& o) {
     try {
         FileSource src(set);
-        PackReader r(src);
+        // Within -M: a quarter for decoded blocks, a quarter for the window of a member being
+        // hashed; nothing is written (a member may rebuild to far more than the set's size).
+        const uint64_t quarter = std::max<uint64_t>(o.compress.memory_budget / 4, 1 << 20);
+        PackReader r(src, std::min<uint64_t>(quarter, 256ull << 20));
         int rc = 0;
+        if (!r.state().damaged_commit.empty()) {
+            print_error(set, r.state().damaged_commit);
+            rc = 1;
+        }
         for (size_t i = 0; i < r.members().size(); ++i) {
             const PackMember& m = r.members()[i];
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
             try {
                 if (!m.record) throw Error("damaged member record at offset " + std::to_string(m.offset) + ": " + m.error);
-                // Restored into memory when small, else into an unlinked temporary file (a
-                // member's declared size is not trusted with a large allocation).
-                if (m.record->size <= std::min<uint64_t>(o.compress.memory_budget / 2, 64u << 20)) {
-                    MemoryFile f;
-                    r.restore(i, f, restore_options(o));
-                } else {
-                    const char* tmpdir = std::getenv("TMPDIR");
-                    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/statezip-test.XXXXXX";
-                    int fd = ::mkstemp(tmpl.data());
-                    if (fd < 0) throw Error("cannot create a temporary file: " + errno_text());
-                    ::unlink(tmpl.c_str());
-                    FdFile f(fd, tmpl);
-                    r.restore(i, f, restore_options(o));
-                }
+                r.test(i, restore_options(o), std::min<uint64_t>(quarter, 64ull << 20));
                 if (o.verbosity >= 1)
                     std::fprintf(stderr, "%s: %s : OK (%s)\n", printable(set).c_str(), printable(label).c_str(),
                                  human_bytes(m.record->size).c_str());
@@ -250,7 +329,7 @@ int run_pack_test(const std::string& set, const PackCliOptions& o) {
                 rc = 1;
             }
         }
-        if (r.state().trailing_bytes && o.verbosity >= 1)
+        if (r.state().trailing_bytes && r.state().damaged_commit.empty() && o.verbosity >= 1)
             print_error(set, "note: " + std::to_string(r.state().trailing_bytes) +
                                  " bytes after the last commit (an interrupted append; ignored, cut by the next append)");
         return rc;

@@ -89,9 +89,14 @@ void MemberWriter::write(const std::string& name, bool force, const std::functio
     }
     const std::string leaf = name.substr(start);
     struct stat st;
-    if (!force && ::fstatat(cur, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        ::close(cur);
-        throw Error(dir_ + "/" + name + " already exists; use -f to overwrite");
+    if (::fstatat(cur, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        // A symbolic link is replaced itself (never followed); a device or FIFO never is.
+        const bool replaceable = S_ISREG(st.st_mode) || S_ISLNK(st.st_mode);
+        if (!force || !replaceable) {
+            ::close(cur);
+            throw Error(dir_ + "/" + name + (replaceable ? " already exists; use -f to overwrite"
+                                                         : " exists and is not a regular file (a device, FIFO or folder is never replaced)"));
+        }
     }
     // Temp file beside the target, created exclusively (never through a link).
     std::random_device rd;

@@ -1,14 +1,39 @@
 #include "patch_cli.hpp"
 
+#include <sys/stat.h>
+
 #include "file_io.hpp"
 #include "patch.hpp"
 
 namespace stzcli {
 
-std::shared_ptr<stz::InputSource> open_reference(const std::string& path) {
+std::shared_ptr<FileSource> open_reference(const std::string& path) {
     if (path.empty()) return nullptr;
     if (path == "-") throw stz::Error("--patch-from needs a file, not standard input (it is read more than once)");
     return std::make_shared<FileSource>(path);
+}
+
+namespace {
+bool is_reference(const std::string& path, const struct stat& ref) {
+    struct stat st;
+    return path != "-" && !path.empty() && ::stat(path.c_str(), &st) == 0 && same_file(st, ref);
+}
+}  // namespace
+
+std::string reference_clash(const Options& o, const struct stat& ref,
+                            const std::function<std::string(const std::string&)>& output_of) {
+    const std::string ref_name = "the --patch-from reference " + o.patch_from;
+    struct stat out;
+    if (::fstat(1, &out) == 0 && S_ISREG(out.st_mode) && same_file(out, ref))
+        return "standard output is " + ref_name + "; writing there would change it";
+    const bool removes = o.remove_input && (o.mode == Mode::Compress || o.mode == Mode::Decompress);
+    for (const auto& in : o.files) {
+        if (removes && is_reference(in, ref))
+            return in + ": is " + ref_name + "; --rm would remove it, and every output made against it needs it";
+        if (const std::string target = output_of(in); is_reference(target, ref))
+            return in + ": its output " + target + " is " + ref_name + "; choose another output";
+    }
+    return "";
 }
 
 stz::CompressResult compress_with_reference(stz::InputSource& in, stz::InputSource& ref, const std::string& ref_name,

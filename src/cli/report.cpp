@@ -5,10 +5,10 @@
 namespace stzcli {
 
 std::string human_bytes(uint64_t n) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = static_cast<double>(n);
     int u = 0;
-    while (v >= 1024 && u < 4) v /= 1024, ++u;
+    while (v >= 1024 && u < 6) v /= 1024, ++u;
     char buf[32];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
     return buf;

@@ -14,6 +14,8 @@
 #include <map>
 #include <tuple>
 #include <memory>
+#include <set>
+#include <string>
 #include <unordered_map>
 
 #include "cells.hpp"
@@ -55,13 +57,30 @@ struct PackAddResult {
 // how many bytes follow it (an interrupted append).
 struct PackState {
     std::vector<uint64_t> members;
+    uint64_t commit_offset = 0;  // record offset of the commit in use
     uint64_t committed_end = 0;
     uint64_t trailing_bytes = 0;
+    // A later commit record whose header is valid but whose payload is not: damage, not an
+    // interrupted append (the writer writes and syncs a commit's payload before its header).
+    // The members are those of the commit before it; empty when there is none.
+    std::string damaged_commit;
 };
-// Finds the last valid commit: the one the file ends with, or else (an interrupted append)
-// the last one a walk over the records from the start reaches. Throws DataError if the
-// header is bad or no commit is valid.
+// Finds the last valid commit: the one the file ends with, or else (an interrupted append or
+// a damaged last commit, see PackState) the last one a walk over the records from the start
+// reaches. Throws DataError if the header is bad or no commit is valid.
 PackState read_pack_state(InputSource& f);
+
+// The member records a commit lists, each decoded (or its error kept). Records must not
+// overlap one another or the commit (DataError otherwise), so their decoded metadata is
+// bounded by the size of the file whatever the commit claims.
+struct PackMember;
+std::vector<PackMember> read_pack_members(InputSource& f, const PackState& st);
+
+// Bytes of cells the members' runs rebuild (saturating): what unpack writes beyond the
+// literal streams. A set whose runs re-use its blocks far more than kPlausibleCellReuse times
+// its own size is a decompression bomb (valid, but `-l` says so).
+uint64_t pack_cell_bytes_claimed(const std::vector<PackMember>& members);
+inline constexpr uint64_t kPlausibleCellReuse = 1024;
 
 class PackWriter {
 public:
@@ -70,7 +89,9 @@ public:
     static std::unique_ptr<PackWriter> create(RandomFile& f, const PackOptions& opt);
     // An existing set: cuts bytes after the last commit and rebuilds the cell index from the
     // stored blocks (decoding each once) and the member names from the member records.
-    static std::unique_ptr<PackWriter> append(RandomFile& f, const PackOptions& opt);
+    // Refuses a set whose last commit is damaged (PackState::damaged_commit) unless
+    // `cut_damaged_commit`: then the append continues from the commit before it.
+    static std::unique_ptr<PackWriter> append(RandomFile& f, const PackOptions& opt, bool cut_damaged_commit = false);
     // Adds one member (its name already normalised, not yet in the set). `in` must stay valid
     // while the member is pending (pending() counts the last members added that still are):
     // the new cells of pending members are gathered into shared blocks (so the cells a
@@ -123,7 +144,10 @@ private:
     std::optional<MemberRecord> same_content(uint64_t size, const Hash128& h, bool& resolved);
     PackWriter(RandomFile& f, const PackOptions& opt);
     void settle();  // writes the open blocks and the pending members' records, checks them
+    void reserve_index(const std::set<uint64_t>& blocks);
     void index_block(uint64_t offset);
+    // Memory of one entry of cells_ (key, value, node and bucket), for the budget check.
+    static constexpr uint64_t kIndexBytesPerCell = 64;
     void flush_block(PendingBlock& b);
     MemberGroup add_group(uint32_t member, const ParsedFile& parsed, uint32_t group);
     void write_literal(PendingMember& pm, const ParsedFile& parsed, const std::vector<CellGroup>& groups);
@@ -158,6 +182,9 @@ public:
     // Rebuilds member `i` into `out` (resized to the member's size), reading only the records
     // it needs, then reads `out` back and checks the member's size and XXH3-128.
     void restore(size_t i, RandomFile& out, const DecompressOptions& dopt = {});
+    // Checks member `i` without writing it anywhere: rebuilds it in file order into its
+    // XXH3-128, holding at most `window_bytes` of it at a time (plus the block cache).
+    void test(size_t i, const DecompressOptions& dopt = {}, uint64_t window_bytes = 16ull << 20);
 
 private:
     InputSource& f_;

@@ -187,8 +187,19 @@ CommitRecord decode_commit(ByteSpan payload, uint64_t base) {
     SpanReader r(payload, base);
     CommitRecord c;
     const uint64_t n = get_count(r, kMaxPackMembers, 8, "member count");
-    for (uint64_t i = 0; i < n; ++i) c.members.push_back(r.u64("member offset"));
+    // Records are appended, so the members of a set lie in increasing order before their
+    // commit: a repeated or out-of-order offset is refused (a record listed N times would cost
+    // N decodings and N copies of its metadata).
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t at = r.file_offset();
+        const uint64_t off = r.u64("member offset");
+        if (off < kPackHeaderBytes || (i && off <= c.members.back()))
+            throw DataError("member offsets of the commit are repeated or out of order", at);
+        c.members.push_back(off);
+    }
     c.self_offset = r.u64("commit offset");
+    if (!c.members.empty() && c.members.back() >= c.self_offset)
+        throw DataError("a member record of the commit lies after the commit", r.file_offset() - 8);
     ByteSpan magic = r.bytes(8, "commit magic");
     if (!std::equal(magic.begin(), magic.end(), kCommitMagic)) throw DataError("bad commit magic", r.file_offset() - 8);
     if (r.remaining()) throw DataError("bytes after the commit record", r.file_offset());

@@ -1,6 +1,7 @@
 #include "pack_records.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "hashing.hpp"
 
@@ -184,12 +185,13 @@ void RecordSink::flush() {
     buf_.clear();
 }
 
-uint64_t RecordSink::finish() {
+uint64_t RecordSink::finish(bool sync_before_header) {
     flush();
     uint8_t t[8];
     store_le<uint64_t>(t, hash_.digest());
     f_.write_at(pos_, t, 8);
     pos_ += 8;
+    if (sync_before_header) f_.sync();  // the payload reaches the disk before the header that vouches for it
     uint8_t h[kRecordHeaderBytes];
     std::copy(kRecordMagic, kRecordMagic + 4, h);
     h[4] = static_cast<uint8_t>(type_);
@@ -244,18 +246,22 @@ void BlockCache::make_room(uint64_t bytes) {
     }
 }
 
-void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt, BlockCache* cache) {
-    out.truncate(m.size);
-    // The bytes outside the K/V groups, in file order.
+void decode_literal(InputSource& set, const MemberRecord& m, OutputSink& out, const DecompressOptions& dopt) {
     RecordHead lh = read_record_head(set, m.literal_offset);
     if (lh.type != RecordType::Literal) throw DataError("the member's literal stream is not a literal record", m.literal_offset);
     RangeStream rs(set, lh.payload, lh.length);
-    GapSink gaps(out, member_gaps(m));
-    decompress_stream(rs, gaps, dopt);
+    decompress_stream(rs, out, dopt);
     uint8_t t[8];
     set.read_at(lh.payload + lh.length, t, 8);
     if (rs.drain_and_digest() != load_le<uint64_t>(t)) throw DataError("literal stream checksum mismatch", lh.offset);
-    if (gaps.written != m.literal_bytes) throw DataError("the literal stream is shorter than the member's gaps", lh.offset);
+}
+
+void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt, BlockCache* cache) {
+    out.truncate(m.size);
+    // The bytes outside the K/V groups, in file order.
+    GapSink gaps(out, member_gaps(m));
+    decode_literal(set, m, gaps, dopt);
+    if (gaps.written != m.literal_bytes) throw DataError("the literal stream is shorter than the member's gaps", m.literal_offset);
     // The cells, block by block (each block decoded once).
     struct Task {
         uint64_t block;
@@ -275,9 +281,9 @@ void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, co
     BlockCache& blocks = cache ? *cache : one_block;
     const Bytes* raw = nullptr;
     BlockHead bh;
-    uint64_t loaded = UINT64_MAX;
+    std::optional<uint64_t> loaded;  // no block yet (every u64 is a possible block offset)
     for (const Task& t : tasks) {
-        if (t.block != loaded) raw = &blocks.get(set, t.block, bh, dopt), loaded = t.block;
+        if (!loaded || t.block != *loaded) raw = &blocks.get(set, t.block, bh, dopt), loaded = t.block;
         scatter_run(*raw, bh, m.groups[t.group], m.groups[t.group].runs[t.run], t.pos, out);
     }
 }

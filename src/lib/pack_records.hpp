@@ -32,7 +32,10 @@ public:
     RecordSink(RandomFile& f, uint64_t at, RecordType type);
     ~RecordSink() override;
     void write(const uint8_t* data, size_t n) override;
-    uint64_t finish();  // returns the offset after the record
+    // Writes the payload check, then the header; returns the offset after the record. With
+    // `sync_before_header` the file is synced in between, so that even after a power loss a
+    // valid header means a complete payload (a commit: header valid, payload bad = damage).
+    uint64_t finish(bool sync_before_header = false);
     uint64_t offset() const { return at_; }
 
 private:
@@ -74,6 +77,16 @@ private:
 // [0, m.size) is written exactly once.
 void restore_member(InputSource& set, const MemberRecord& m, RandomFile& out, const DecompressOptions& dopt,
                     BlockCache* cache = nullptr);
+
+// Decodes the member's literal stream (the bytes outside its K/V sections, in file order)
+// into `out`, then checks the stream's record checksum.
+void decode_literal(InputSource& set, const MemberRecord& m, OutputSink& out, const DecompressOptions& dopt);
+
+// Rebuilds member `m` in file order into `out` (exactly m.size bytes, or throws), holding at
+// most about `window_bytes` of one K/V section at a time besides the blocks in `cache`: the
+// whole-member hash of `-t` and of the writer's check need no copy of the member (pack_rebuild.cpp).
+void rebuild_member_in_order(InputSource& set, const MemberRecord& m, OutputSink& out, const DecompressOptions& dopt,
+                             BlockCache& cache, uint64_t window_bytes);
 
 // Largest payload of a cell block a reader accepts: the block head and a .stz of at most
 // kMaxBlockRaw bytes (which never exceeds its input by more than the engine's allowance).

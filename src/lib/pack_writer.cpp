@@ -134,23 +134,51 @@ std::unique_ptr<PackWriter> PackWriter::create(RandomFile& f, const PackOptions&
     return w;
 }
 
-std::unique_ptr<PackWriter> PackWriter::append(RandomFile& f, const PackOptions& opt) {
+std::unique_ptr<PackWriter> PackWriter::append(RandomFile& f, const PackOptions& opt, bool cut_damaged_commit) {
     std::unique_ptr<PackWriter> w(new PackWriter(f, opt));
     PackState st = read_pack_state(f);
+    if (!st.damaged_commit.empty() && !cut_damaged_commit)
+        throw Error(st.damaged_commit + ": appending would cut it and the members it lists; nothing was changed "
+                    "(-f appends to the commit before it)");
     std::set<uint64_t> blocks;
-    for (uint64_t off : st.members) {
-        RecordHead h;
-        MemberRecord m = decode_member(read_record(f, off, RecordType::Member, kMaxMemberRecord, &h), h.payload);
-        w->names_[m.name] = off;
-        w->whole_.emplace(WholeKey{m.size, m.hash}, off);
+    for (PackMember& pm : read_pack_members(f, st)) {
+        if (!pm.record) throw Error("member record at offset " + std::to_string(pm.offset) + " is damaged: " + pm.error);
+        const MemberRecord& m = *pm.record;
+        w->names_[m.name] = pm.offset;
+        w->whole_.emplace(WholeKey{m.size, m.hash}, pm.offset);
         for (const auto& g : m.groups)
             for (const auto& r : g.runs) blocks.insert(r.block_offset);
     }
+    w->reserve_index(blocks);
     for (uint64_t b : blocks) w->index_block(b);
     w->members_ = st.members;
-    if (st.trailing_bytes) f.truncate(st.committed_end);  // the rest of an interrupted append
+    if (st.trailing_bytes) f.truncate(st.committed_end);  // the rest of an interrupted append (or a damaged commit)
     w->end_ = st.committed_end;
     return w;
+}
+
+// The cell index of an existing set is its cells' hashes: counted from the block heads before
+// any block is decoded, and refused when it would not fit in the memory budget (a block of
+// 64 MiB may claim 64 Mi one-byte cells).
+void PackWriter::reserve_index(const std::set<uint64_t>& blocks) {
+    uint64_t cells = 0;
+    for (uint64_t off : blocks) {
+        const RecordHead h = read_record_head(f_, off);
+        if (h.type != RecordType::Block) throw DataError("a member's cell run names a record that is not a cell block", off);
+        uint8_t fixed[12];  // signature, n_parts: then the head's real size is known
+        if (h.length < sizeof fixed) throw DataError("truncated cell block head", h.payload);
+        f_.read_at(h.payload, fixed, sizeof fixed);
+        const uint64_t parts = std::min<uint64_t>(load_le<uint32_t>(fixed + 8), kMaxGroupSections);
+        Bytes head(static_cast<size_t>(std::min<uint64_t>(h.length, sizeof fixed + 16 * parts + 4)));
+        f_.read_at(h.payload, head.data(), head.size());
+        SpanReader r(head, h.payload);
+        cells += decode_block_head(r).n_cells;
+    }
+    const uint64_t budget = opt_.compress.memory_budget / 2;
+    if (cells > budget / kIndexBytesPerCell)
+        throw Error("the set's " + std::to_string(cells) + " stored cells need an index of about " +
+                    std::to_string(cells * kIndexBytesPerCell >> 20) + " MiB to append to, more than half the memory budget (-M)");
+    cells_.reserve(static_cast<size_t>(cells));
 }
 
 void PackWriter::index_block(uint64_t offset) {
@@ -353,7 +381,13 @@ void PackWriter::settle() {
             decode_member(read_record(f_, members_[first_new + i], RecordType::Member, kMaxMemberRecord, &h), h.payload);
         CompareFile cmp(*pending_[i].in);
         restore_member(f_, m, cmp, decode_options(opt_.compress), cache_.get());
-        if (cmp.mismatch || cmp.written != pending_[i].in->size())
+        // The record holds the hash of the input as add() read it, its cells were read when
+        // their blocks were written, and the comparison reads it once more: an input changed
+        // in between hashes differently now (and the reader would refuse the member).
+        const bool same_bytes = !cmp.mismatch && cmp.written == pending_[i].in->size();
+        if (hash128_of(*pending_[i].in) != m.hash)
+            throw Error(m.name + ": input changed while it was being packed; nothing was committed");
+        if (!same_bytes)
             throw Error(m.name + ": the member rebuilt from the set differs from the input (two different cells with one "
                                  "hash?); nothing was committed");
     }
@@ -384,7 +418,7 @@ std::vector<PackAddResult> PackWriter::commit() {
     f_.sync();  // the records first, then the commit that makes them visible
     RecordSink s(f_, end_, RecordType::Commit);
     s.write(p.data(), p.size());
-    end_ = s.finish();
+    end_ = s.finish(true);
     f_.sync();
     return results;
 }
