@@ -62,7 +62,7 @@ row() {
     for a in "$@"; do
         if [ "${a#IN=}" != "$a" ]; then a=${a#IN=}; in=$a; fi
         args+=("$a")
-        shown+=" ${a#"$work"/}"
+        shown+=" ${a//"$work"\//}"
     done
     shown=${shown//@OUT@/OUT}
     rm -f "$work/new.out" "$work/old.out"
@@ -128,6 +128,51 @@ row "geometry hints (14.9)" yes -q -f -T 1 --n-layer 9223372036854775809 --n-emb
 # 14.6: absurd thread counts.
 row "threads (14.6)" yes -q -f -T 100000 "IN=$work/legacy.bin" -o @OUT@
 
+# Second pass (issue 20): --patch-from maps that claim more than REF and the stored bytes
+# justify (6), the Python module on them (7). REF is 1 MiB of noise (stz-hostile patch-ref).
+# The old column never runs -d to a file on the 40 GiB case (it would fill the disk).
+"$HOSTILE" patch-ref "$work/ref.bin"
+"$HOSTILE" patch-byte-copies "$work/bytes1g.stz"
+"$HOSTILE" patch-byte-copies "$work/bytes2e60.stz" --size $((1 << 60))
+"$HOSTILE" patch-repeated-copies "$work/copies40g.stz"
+"$HOSTILE" patch-byte-copies "$work/bytes2m.stz" --size $((2 << 20))
+"$HOSTILE" patch-repeated-copies "$work/copies32m.stz" --size $((32 << 20))
+"$HOSTILE" patch-size-claim "$work/claim4g.stz"
+"$HOSTILE" patch-size-claim "$work/claim1p.stz" --size $((1 << 50))
+row "patch: 2^30 one-byte copies (20.6)" yes -t "--patch-from=$work/ref.bin" "$work/bytes1g.stz"
+row "patch: 2^30 one-byte copies (20.6)" yes -f -d "--patch-from=$work/ref.bin" "$work/bytes1g.stz" -o @OUT@
+row "patch: 2^60 one-byte copies (20.6)" yes -t "--patch-from=$work/ref.bin" "$work/bytes2e60.stz"
+row "patch: 40 GiB of whole-REF copies (20.6)" yes -t "--patch-from=$work/ref.bin" "$work/copies40g.stz"
+row "patch: 40 GiB of whole-REF copies (20.6)" yes -d -c "--patch-from=$work/ref.bin" "$work/copies40g.stz"
+row "patch: patched_size 4e9 (20.7)" yes -l "$work/claim4g.stz"
+# Claims within patched_size's bound: the map's own checks refuse them before any output.
+row "patch: 2^21 one-byte copies (20.6)" yes -f -d "--patch-from=$work/ref.bin" "$work/bytes2m.stz" -o @OUT@
+row "patch: 32 MiB of whole-REF copies (20.6)" yes -f -d "--patch-from=$work/ref.bin" "$work/copies32m.stz" -o @OUT@
+
+# pyrow CASE CODE: the Python module (python/ of this tree over BUILD's libstatezip) runs
+# CODE (one statement; an exception ends it with exit 1 and its type and message); the old column uses STATEZIP_OLD_PYTHON (default: python/ beside the old build) over
+# the libstatezip.so beside STATEZIP_OLD.
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+pyrow() {
+    local name=$1 code=$2 wrapped
+    wrapped=$(printf 'import sys, statezip\ntry:\n    %s\nexcept BaseException as e:\n    sys.exit(type(e).__name__ + ": " + str(e))\n' "$code")
+    measure 120 env PYTHONPATH="$SRC/python" STATEZIP_LIBRARY="$BUILD/libstatezip.so" python3 -c "$wrapped"
+    local line="| $name | \`python3 -c '${code//"$work"\//}'\` | $m_exit | $m_msg | $m_sec | $m_mib | |"
+    if [ -n "$OLD" ]; then
+        local old_dir
+        old_dir=$(dirname "$OLD")
+        measure 60 prlimit --as=8589934592 env PYTHONPATH="${STATEZIP_OLD_PYTHON:-$old_dir/../python}" \
+            STATEZIP_LIBRARY="$old_dir/libstatezip.so" python3 -c "$wrapped"
+        line+=" $m_exit, $m_sec s, $m_mib MiB${m_msg:+, $m_msg} |"
+    fi
+    echo "$line"
+}
+pyrow "python: patched_size 2^50, no ref (20.7)" \
+    "statezip.decompress(open('$work/claim1p.stz','rb').read())"
+pyrow "python: patched_size 4e9, with its ref (20.7)" \
+    "statezip.decompress(open('$work/claim4g.stz','rb').read(), ref=open('$work/ref.bin','rb').read())"
+pyrow "python: 2^30 one-byte copies, with its ref (20.6, 20.7)" \
+    "statezip.decompress(open('$work/bytes1g.stz','rb').read(), ref=open('$work/ref.bin','rb').read())"
 # ---- Second pass: packs (issue 20, findings 3, 4, 5, 8, 9, 10) ----
 # A second table: statezip, then (with STATEZIP_OLD) the older binary, on the same inputs;
 # each run gets a fresh copy of the set (appends change it) and an empty unpack folder.

@@ -175,20 +175,27 @@ void read_group(MapReader& r, PatchMap& m, uint64_t& total_runs) {
         g.parts.push_back(p);
     }
     uint64_t n_runs = r.v("run count"), covered = 0;
-    std::vector<PatchRun> copied;
-    int64_t shift = 0;
-    if (n_runs == 0) {  // the previous group's runs, reference groups shifted
+    const bool repeat = n_runs == 0;  // the previous group's runs, reference groups shifted
+    if (repeat) {
         if (m.groups.empty() || m.groups.back().n_cells != g.n_cells) throw DataError("patch map: nothing to repeat", r.at());
-        copied = m.groups.back().runs;
-        shift = unzigzag(r.v("run shift"));
-        n_runs = copied.size();
+        n_runs = m.groups.back().runs.size();
     } else if (--n_runs > r.left()) {
         throw DataError("patch map: run count larger than the map", r.at());
     }
-    // Each run covers at least one cell of at least one byte of the original (every part is in
-    // a region): more runs than the original has bytes (repeated groups) is a crafted map.
-    if (n_runs > m.original_size - total_runs) throw DataError("patch map: more runs than the original has bytes", r.at());
+    // Repeated groups multiply runs at 2 bytes a group: the runs held (each one covers at
+    // least one cell of the original, a real one a whole row of a layer) may take no more
+    // memory than the original they rebuild, plus 64 MiB, checked before they are copied.
+    const uint64_t room = m.original_size > UINT64_MAX - kMaxPatchMetaBytes ? UINT64_MAX : m.original_size + kMaxPatchMetaBytes;
+    const uint64_t max_runs = std::min<uint64_t>(m.original_size, room / sizeof(PatchRun));
+    if (n_runs > max_runs - std::min(max_runs, total_runs))
+        throw DataError("patch map: more runs than the original can hold", r.at());
     total_runs += n_runs;
+    std::vector<PatchRun> copied;
+    int64_t shift = 0;
+    if (repeat) {
+        copied = m.groups.back().runs;
+        shift = unzigzag(r.v("run shift"));
+    }
     uint64_t expected = 0;
     for (uint64_t i = 0; i < n_runs; ++i) {
         PatchRun run;
