@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace stzcli {
 
@@ -229,17 +230,34 @@ void FdSink::flush() {
 }
 
 AtomicFile::AtomicFile(const std::string& target, bool force, const struct stat* input)
-    : FdSink(-1, target), target_(target), force_(force) {
+    : FdSink(-1, target), target_(file_behind_link(target)), force_(force) {
     if (input) input_ = *input, have_input_ = true;
     if (open_in_place(input)) return;
     if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
     open_temp(input ? static_cast<int>(input->st_mode & 0777) : default_file_mode());
 }
 
-AtomicFile::AtomicFile(const std::string& target, bool force, int mode) : FdSink(-1, target), target_(target), force_(force) {
+AtomicFile::AtomicFile(const std::string& target, bool force, int mode)
+    : FdSink(-1, target), target_(file_behind_link(target)), force_(force) {
     if (open_in_place(nullptr)) return;
     if (!force && path_exists(target)) throw Error(target + " already exists; use -f to overwrite");
     open_temp(mode & 0777);
+}
+
+// A target that is a symbolic link to a regular file is written through the link, as zstd
+// does: the temporary file goes beside the file the link leads to and is renamed over it, so
+// the link itself (`-o /dev/stdout` redirected to a file, a link the user keeps) is never
+// replaced by a regular file. Links to devices and FIFOs are opened in place anyway; a link
+// whose file cannot be named again (a deleted file behind /proc/self/fd) is refused.
+std::string AtomicFile::file_behind_link(const std::string& target) {
+    struct stat lst, st;
+    if (::lstat(target.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) return target;
+    if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return target;
+    std::unique_ptr<char, decltype(&::free)> resolved(::realpath(target.c_str(), nullptr), &::free);
+    struct stat rst;
+    if (!resolved || ::stat(resolved.get(), &rst) != 0 || !same_file(rst, st))
+        throw Error(target + " is a link to a file that cannot be named: write to the file itself");
+    return resolved.get();
 }
 
 // An existing target that is (through any links) a device or FIFO is opened and written in

@@ -78,6 +78,7 @@ public:
     bool in_place() const { return in_place_; }  // a device or FIFO written directly
 
 private:
+    static std::string file_behind_link(const std::string& target);
     bool open_in_place(const struct stat* input);
     void open_temp(int mode);
     void move_into_place();

@@ -278,3 +278,24 @@ TEST_CASE("hostile files: the test suite's temporary folders go when a test proc
         CHECK_FALSE(exists(p));
     }
 }
+
+TEST_CASE("hostile files: an output that is a link to a regular file is written through the link", "[hostile][cli]") {
+    const std::string d = temp_dir("hf-out-link");
+    write_turns(d);
+    write_file(d + "/real.stz", stz::Bytes{'o', 'l', 'd'});
+    sh("ln -s real.stz " + d + "/out-link");
+    const struct stat link_before = lstat_of(d + "/out-link");
+    // Compression, decompression and pack: the link stays a link, the file behind it is replaced.
+    CHECK(sh(kBin + " -q -f -o " + d + "/out-link " + d + "/turn1.bin") == 0);
+    CHECK(same_node(lstat_of(d + "/out-link"), link_before));
+    CHECK(sh(kBin + " -q -t " + d + "/real.stz") == 0);
+    sh("ln -s turn-back.bin " + d + "/back-link && : > " + d + "/turn-back.bin");
+    const struct stat back_before = lstat_of(d + "/back-link");
+    CHECK(sh(kBin + " -q -d -f -o " + d + "/back-link " + d + "/real.stz") == 0);
+    CHECK(same_node(lstat_of(d + "/back-link"), back_before));
+    CHECK((read_file(d + "/turn-back.bin") == read_file(d + "/turn1.bin")));
+    CHECK(sh("cd " + d + " && " + kBin + " -q pack -f -o out-link turn1.bin turn2.bin") == 0);
+    CHECK(same_node(lstat_of(d + "/out-link"), link_before));
+    CHECK(sh(kBin + " -l " + d + "/real.stz | grep -q turn2.bin") == 0);  // the set, behind the link
+    CHECK(leftover_temp_files(d) == 0);
+}
