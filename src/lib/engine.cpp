@@ -187,7 +187,9 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
                                                 opt.progress(res.bytes_out, res.header.original_size,
                                                              res.header.sections[section].name);
                                         });
-    while (auto c = r.next()) {
+    // The record checksums over the payloads are checked by the decode jobs: the reading
+    // thread only reads, so that it keeps the workers fed.
+    while (auto c = r.next(PayloadCheck::InDecode)) {
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
         queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });
