@@ -70,7 +70,17 @@ template <class T> inline void append_le(Bytes& out, T v) {
     out.resize(n + sizeof v);
     std::memcpy(out.data() + n, &v, sizeof v);
 }
-inline void append_bytes(Bytes& out, ByteSpan s) { out.insert(out.end(), s.begin(), s.end()); }
+// By memcpy: Bytes' allocator (above) makes vector::insert copy byte by byte.
+inline void append_bytes(Bytes& out, ByteSpan s) {
+    if (s.empty()) return;
+    if (s.data() >= out.data() && s.data() < out.data() + out.size()) {  // a part of itself: insert copes
+        out.insert(out.end(), s.begin(), s.end());
+        return;
+    }
+    const size_t n = out.size();
+    out.resize(n + s.size());
+    std::memcpy(out.data() + n, s.data(), s.size());
+}
 inline void append_string(Bytes& out, const std::string& s) {
     append_le<uint16_t>(out, static_cast<uint16_t>(s.size()));
     out.insert(out.end(), s.begin(), s.end());

@@ -238,6 +238,17 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes,
 
 void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
                                 const Pipeline& p, const EncodedChunk& enc) {
+    add_record(chunk_record(section, raw_offset, raw_size, raw_hash, p, enc), section, raw_size, enc);
+}
+
+void ContainerWriter::add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc) {
+    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    put(record);
+    put(enc.payload);
+}
+
+Bytes ContainerWriter::chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                                    const Pipeline& p, const EncodedChunk& enc) {
     // Never write what the reader would reject (e.g. 9 stages, or 256 wrapping to 0).
     check_chunk_storable(p, enc.stage_input_sizes, enc.payload.size());
     if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
@@ -257,9 +268,7 @@ void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t 
     h.update(rec);
     h.update(enc.payload);
     append_le<uint64_t>(rec, h.digest());
-    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
-    put(rec);
-    put(enc.payload);
+    return rec;
 }
 
 void ContainerWriter::finish(uint64_t content_hash) {

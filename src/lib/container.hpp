@@ -96,6 +96,14 @@ public:
     ContainerWriter(OutputSink& out, const ContainerHeader& h);
     void add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
                    const EncodedChunk& enc);
+    // A chunk's record up to its payload (kind, heads, stage parameters, raw hash, and the
+    // record checksum over all of it and the payload), checked as the reader would check it.
+    // Needs no writer: the engine builds it on the worker that encoded the chunk, so that the
+    // writing thread does not hash the payload.
+    static Bytes chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                              const Pipeline& p, const EncodedChunk& enc);
+    // Writes a record made by chunk_record, then its payload.
+    void add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc);
     void finish(uint64_t content_hash);
     uint64_t bytes_written() const { return pos_; }
 
