@@ -194,7 +194,15 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
                                         });
     // The record checksums over the payloads are checked by the decode jobs: the reading
     // thread only reads, so that it keeps the workers fed.
-    while (auto c = r.next(PayloadCheck::InDecode)) {
+    for (;;) {
+        std::optional<ChunkRecord> c;
+        try {
+            c = r.next(PayloadCheck::InDecode);
+        } catch (const DataError&) {
+            queue.drain();  // a damaged chunk before this point is named first, as when checked at once
+            throw;
+        }
+        if (!c) break;
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
         queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });
