@@ -118,7 +118,7 @@ public:
     template <class T> void put(T v) { Bytes b; append_le<T>(b, v); bytes(b); }
     void bytes(const Bytes& b) { o_.write(b.data(), b.size()); }
     void zeros(uint64_t n) {
-        Bytes z(std::min<uint64_t>(n, 1 << 20));
+        Bytes z(std::min<uint64_t>(n, 1 << 20), 0);
         while (n) {
             uint64_t k = std::min<uint64_t>(n, z.size());
             o_.write(z.data(), k);

@@ -54,6 +54,7 @@ public:
     void flush();
 
 protected:
+    void write_all(const uint8_t* data, size_t n);
     int fd_;
     std::string name_;
     Bytes buf_;

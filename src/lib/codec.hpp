@@ -52,6 +52,10 @@ public:
     }
     // Must append exactly `out_size` bytes to `out` or throw; `in` and `params` are untrusted.
     virtual void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const = 0;
+    // The same into `dst`, which holds `out_size` bytes (a plane of a graph stage's buffer):
+    // codecs that can write in place override it and save a copy. On a throw, `dst` may hold
+    // anything. Default: decode, then copy.
+    virtual void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const;
     // The spec string for these parameters, e.g. "zstd:19:long".
     virtual std::string describe(ByteSpan params) const { (void)params; return std::string(name()); }
     // The shape of this codec's output, for the next stage's parameters (e.g. trim leaves

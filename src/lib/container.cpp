@@ -19,6 +19,13 @@ Hasher::Hasher() : state_(XXH3_createState()) {
 Hasher::~Hasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 void Hasher::update(ByteSpan d) { XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), d.data(), d.size()); }
 uint64_t Hasher::digest() const { return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_)); }
+uint64_t Hasher::digest_after(ByteSpan more) const {
+    std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> copy(XXH3_createState(), XXH3_freeState);
+    if (!copy) throw std::bad_alloc();
+    XXH3_copyState(copy.get(), static_cast<const XXH3_state_t*>(state_));
+    XXH3_64bits_update(copy.get(), more.data(), more.size());
+    return XXH3_64bits_digest(copy.get());
+}
 
 bool looks_like_stz(ByteSpan b) { return b.size() >= 8 && std::equal(b.begin(), b.begin() + 8, kStzMagic); }
 
@@ -231,6 +238,17 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes,
 
 void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
                                 const Pipeline& p, const EncodedChunk& enc) {
+    add_record(chunk_record(section, raw_offset, raw_size, raw_hash, p, enc), section, raw_size, enc);
+}
+
+void ContainerWriter::add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc) {
+    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    put(record);
+    put(enc.payload);
+}
+
+Bytes ContainerWriter::chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                                    const Pipeline& p, const EncodedChunk& enc) {
     // Never write what the reader would reject (e.g. 9 stages, or 256 wrapping to 0).
     check_chunk_storable(p, enc.stage_input_sizes, enc.payload.size());
     if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
@@ -250,9 +268,7 @@ void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t 
     h.update(rec);
     h.update(enc.payload);
     append_le<uint64_t>(rec, h.digest());
-    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
-    put(rec);
-    put(enc.payload);
+    return rec;
 }
 
 void ContainerWriter::finish(uint64_t content_hash) {
@@ -349,12 +365,13 @@ void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
     ended_ = true;
 }
 
-std::optional<ChunkRecord> ContainerReader::next() {
+std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     if (ended_) return std::nullopt;
     uint64_t start = pos_;
     uint8_t kind;
     read(&kind, 1, "chunk record");
-    Hasher st;
+    auto record_hash = std::make_shared<Hasher>();
+    Hasher& st = *record_hash;
     st.update({&kind, 1});
     if (kind == static_cast<uint8_t>(ChunkKind::End)) {
         read_end_record(start, st);
@@ -367,6 +384,7 @@ std::optional<ChunkRecord> ContainerReader::next() {
     take(h, sizeof h, "chunk header");
     const wire::ChunkHead ch = wire::ChunkHead::decode(h);
     ChunkRecord c;
+    c.index = n_chunks_;
     c.container_offset = start;
     c.section = ch.section;
     c.raw_offset = ch.raw_offset;
@@ -411,15 +429,22 @@ std::optional<ChunkRecord> ContainerReader::next() {
     c.raw_hash = load_le<uint64_t>(hh);
     st.update({hh, 8});
     read_growing(c.payload, stored, "chunk payload");
-    st.update(c.payload);
-    if (st.digest() != load_le<uint64_t>(hh + 8)) throw DataError("checksum mismatch in " + where, start);
+    c.record_checksum = load_le<uint64_t>(hh + 8);
+    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    else check_record(st, c);
     seen_.push_back({start, c.section, c.raw_size, stored});
     raw_pos_ += c.raw_size;
     ++n_chunks_;
     return c;
 }
 
+void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord& c) {
+    if (record_hash.digest_after(c.payload) != c.record_checksum)
+        throw DataError("checksum mismatch in chunk " + std::to_string(c.index), c.container_offset);
+}
+
 Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
     Bytes raw;
     try {
         raw = decode_pipeline(c.pipeline, c.payload, c.stage_sizes);

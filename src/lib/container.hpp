@@ -2,6 +2,7 @@
 // independently decodable chunks, an end record with the chunk index and whole-file hash,
 // and a fixed trailer pointing at the end record. Written in one pass; readable from a pipe.
 #pragma once
+#include <memory>
 #include <optional>
 
 #include "io.hpp"
@@ -68,7 +69,10 @@ struct ChunkIndexEntry {
     uint32_t stored_size = 0;
 };
 
+class Hasher;
+
 struct ChunkRecord {
+    uint32_t index = 0;  // in the file
     uint32_t section = 0;
     uint64_t raw_offset = 0;
     uint32_t raw_size = 0;
@@ -77,13 +81,29 @@ struct ChunkRecord {
     uint64_t raw_hash = 0;
     Bytes payload;
     uint64_t container_offset = 0;
+    // Set when the record's checksum is still to be checked over the payload (next(Deferred)):
+    // the record's hash of every byte before the payload, and the checksum it must reach.
+    std::shared_ptr<const Hasher> record_hash_pending;
+    uint64_t record_checksum = 0;
 };
+
+// When ContainerReader::next checks a chunk record's checksum over its payload: at once, or in
+// decode (on a worker thread: hashing the payload is then not serial work of the reader).
+enum class PayloadCheck { Now, InDecode };
 
 class ContainerWriter {
 public:
     ContainerWriter(OutputSink& out, const ContainerHeader& h);
     void add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
                    const EncodedChunk& enc);
+    // A chunk's record up to its payload (kind, heads, stage parameters, raw hash, and the
+    // record checksum over all of it and the payload), checked as the reader would check it.
+    // Needs no writer: the engine builds it on the worker that encoded the chunk, so that the
+    // writing thread does not hash the payload.
+    static Bytes chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                              const Pipeline& p, const EncodedChunk& enc);
+    // Writes a record made by chunk_record, then its payload.
+    void add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc);
     void finish(uint64_t content_hash);
     uint64_t bytes_written() const { return pos_; }
 
@@ -95,17 +115,16 @@ private:
     std::vector<ChunkIndexEntry> index_;
 };
 
-class Hasher;
-
 // Sequential reader: header, then chunks in order, then the end record and trailer.
 class ContainerReader {
 public:
     explicit ContainerReader(InputStream& in);
     const ContainerHeader& header() const { return header_; }
-    // Next data chunk, verified against its record hash; nullopt after the end record,
-    // which is verified too (chunk count, sizes, trailer).
-    std::optional<ChunkRecord> next();
-    Bytes decode(const ChunkRecord& c) const;  // decodes and checks the raw hash
+    // Next data chunk, verified against its record hash (the payload's part of it, with
+    // PayloadCheck::InDecode, by decode before anything is decoded); nullopt after the end
+    // record, which is verified too (chunk count, sizes, trailer).
+    std::optional<ChunkRecord> next(PayloadCheck check = PayloadCheck::Now);
+    Bytes decode(const ChunkRecord& c) const;  // (checks the record,) decodes and checks the raw hash
     uint64_t content_hash() const { return content_hash_; }
     uint32_t chunks_read() const { return n_chunks_; }
 
@@ -116,6 +135,7 @@ private:
     void read_growing(Bytes& dst, size_t n, const char* what);
     void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
     void read_end_record(uint64_t start, Hasher& st);
+    static void check_record(const Hasher& record_hash, const ChunkRecord& c);
     InputStream& in_;
     uint64_t pos_ = 0;
     ContainerHeader header_;
@@ -147,6 +167,8 @@ public:
     Hasher& operator=(const Hasher&) = delete;
     void update(ByteSpan d);
     uint64_t digest() const;
+    // The digest after `more` were added, this hasher left as it is.
+    uint64_t digest_after(ByteSpan more) const;
 
 private:
     void* state_;  // XXH3_state_t, kept out of this header

@@ -17,6 +17,7 @@ struct Encoded {
     EncodedChunk enc;
     uint64_t hash = 0;
     const Pipeline* used = nullptr;
+    Bytes record;  // ContainerWriter::chunk_record, made by the worker
 };
 
 Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
@@ -58,7 +59,7 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
     ThreadPool pool(threads);
     OrderedQueue<Encoded, size_t> queue(pool, 2 * size_t(threads), opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
         const ChunkJob& j = plan.chunks[ci];
-        w.add_chunk(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+        w.add_record(d.record, j.section, j.size, d.enc);
         stored[j.section] += d.enc.payload.size();
         done += j.size;
         if (opt.progress) opt.progress(done, in.size(), plan.header.sections[j.section].name);
@@ -72,7 +73,11 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
         const ByteSpan bytes(raw.get(), j.size);
         whole.update(bytes);
         const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw, bytes] { return encode_chunk(alts, store, bytes); });
+        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw, bytes, j] {
+            Encoded d = encode_chunk(alts, store, bytes);
+            d.record = ContainerWriter::chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+            return d;
+        });
     }
     queue.drain();
     w.finish(whole.digest());
@@ -187,7 +192,17 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
                                                 opt.progress(res.bytes_out, res.header.original_size,
                                                              res.header.sections[section].name);
                                         });
-    while (auto c = r.next()) {
+    // The record checksums over the payloads are checked by the decode jobs: the reading
+    // thread only reads, so that it keeps the workers fed.
+    for (;;) {
+        std::optional<ChunkRecord> c;
+        try {
+            c = r.next(PayloadCheck::InDecode);
+        } catch (const DataError&) {
+            queue.drain();  // a damaged chunk before this point is named first, as when checked at once
+            throw;
+        }
+        if (!c) break;
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
         queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });

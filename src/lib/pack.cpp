@@ -14,7 +14,7 @@ void MemoryFile::read_at(uint64_t off, uint8_t* dst, size_t n) {
 }
 
 void MemoryFile::write_at(uint64_t off, const uint8_t* src, size_t n) {
-    if (off + n > data.size()) data.resize(off + n);
+    if (off + n > data.size()) data.resize(off + n, 0);  // a write past the end leaves zeros between, as a file does
     std::copy_n(src, n, data.data() + off);
 }
 

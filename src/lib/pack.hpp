@@ -39,7 +39,7 @@ public:
     uint64_t size() const override { return data.size(); }
     void read_at(uint64_t off, uint8_t* dst, size_t n) override;
     void write_at(uint64_t off, const uint8_t* src, size_t n) override;
-    void truncate(uint64_t size) override { data.resize(size); }
+    void truncate(uint64_t size) override { data.resize(size, 0); }
     Bytes data;
 };
 

@@ -79,22 +79,30 @@ public:
         }
         for (; have > 0; have = have > 8 ? have - 8 : 0, acc >>= 8) *o++ = static_cast<uint8_t>(acc);
     }
+    static void check_sizes(ByteSpan in, size_t out_size) {
+        if (in.size() < 2) throw Error("bitpack: truncated header");
+        if (in[1] & in[0]) throw Error("bitpack: fixed bits overlap the varying ones");
+        if (in.size() - 2 != packed_bytes(out_size, std::popcount(in[0]))) throw Error("bitpack: payload size does not match");
+    }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);
-        if (in.size() < 2) throw Error("bitpack: truncated header");
-        const uint8_t vary = in[0], fixed = in[1];
-        if (fixed & vary) throw Error("bitpack: fixed bits overlap the varying ones");
-        const unsigned k = std::popcount(vary);
-        if (in.size() - 2 != packed_bytes(out_size, k)) throw Error("bitpack: payload size does not match");
-        const uint8_t* p = in.data() + 2;
-        if (k == 8) return append_bytes(out, in.subspan(2));
+        check_sizes(in, out_size);  // before allocating
         const size_t base = out.size();
-        out.resize(base + out_size, fixed);
-        if (k == 0) return;
+        out.resize(base + out_size);  // not zero-filled (bytes.hpp): decode_into writes every byte or throws
+        decode_into(in, params, out_size, out.data() + base);
+    }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* o) const override {
+        check_params(params);
+        check_sizes(in, out_size);
+        if (out_size == 0) return;
+        const uint8_t vary = in[0], fixed = in[1];
+        const unsigned k = std::popcount(vary);
+        const uint8_t* p = in.data() + 2;
+        if (k == 8) return void(std::memcpy(o, p, out_size));
+        if (k == 0) return void(std::memset(o, fixed, out_size));
         std::array<uint8_t, 256> scattered;
         for (unsigned v = 0; v < 256; ++v) scattered[v] = fixed | scatter_bits(static_cast<uint8_t>(v), vary);
         const uint8_t* end = in.data() + in.size();
-        uint8_t* o = out.data() + base;
         const uint64_t mask = (1u << k) - 1;
         uint64_t acc = 0;
         unsigned have = 0;

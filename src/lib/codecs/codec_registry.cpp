@@ -1,5 +1,6 @@
 // The registry: the id-indexed table expanded from codecs.def, the only list of codecs.
 #include <array>
+#include <cstring>
 
 #include "codec_impls.hpp"
 
@@ -45,6 +46,14 @@ std::vector<const Codec*> all_codecs() {
     std::vector<const Codec*> v;
     for (const auto& c : registry().owned) v.push_back(c.get());
     return v;
+}
+
+void Codec::decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const {
+    thread_local Bytes buf;  // reused: a plane per call
+    buf.clear();
+    decode(in, params, out_size, buf);
+    if (buf.size() != out_size) throw Error("codec " + std::string(name()) + " produced a wrong size");
+    if (out_size) std::memcpy(dst, buf.data(), out_size);
 }
 
 void Codec::check_params(ByteSpan params) const {

@@ -169,13 +169,15 @@ Geometry geometry(const PlanesParams& P, size_t size) {
 // Visits the elements in tiles of kTileRows rows x kTileCols columns: the element side is read
 // (or written) a row segment at a time and each plane column gets kTileRows consecutive bytes,
 // so both sides stay in cache whatever the channel count.
+// `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored plane is
+// read where it lies in the payload, not copied first).
 template <bool ToPlanes, unsigned W>
-void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
+void permute_scalar(uint8_t* elems, uint8_t* const* plane, const Geometry& g) {
     constexpr uint64_t kTileRows = 16, kTileCols = 64;
     const uint64_t R = g.rows, C = g.cols;
     if (C == 1) {  // storage order: one straight (vectorisable) pass
         uint8_t* dst[W];
-        for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j];
+        for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
         for (uint64_t r = 0; r < R; ++r)
             for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
         return;
@@ -186,7 +188,7 @@ void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
             const uint64_t r1 = std::min(R, r0 + kTileRows);
             for (uint64_t c = c0; c < c1; ++c) {
                 uint8_t* dst[W];
-                for (unsigned j = 0; j < W; ++j) dst[j] = planes + g.offset[j] + c * R;
+                for (unsigned j = 0; j < W; ++j) dst[j] = plane[j] + c * R;
                 uint8_t* e = elems + (r0 * C + c) * W;
                 for (uint64_t r = r0; r < r1; ++r, e += C * W)
                     for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
@@ -199,39 +201,40 @@ void permute_scalar(uint8_t* elems, uint8_t* planes, const Geometry& g) {
 // inlined, so the calls with compile-time sizes for the common blocks (q4_0, q8_0: a 2-byte
 // scale) get inlined copies.
 template <bool ToPlanes>
-[[gnu::always_inline]] inline void permute_blocks(uint8_t* elems, uint8_t* planes, uint64_t n, uint64_t W, uint64_t H) {
+[[gnu::always_inline]] inline void permute_blocks(uint8_t* elems, uint8_t* const* plane, uint64_t n, uint64_t W, uint64_t H) {
     const uint64_t body = W - H;
-    uint8_t* payload = planes + H * n;
+    uint8_t* payload = plane[H];
     for (uint64_t i = 0; i < n; ++i) {
         uint8_t* e = elems + i * W;
-        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(planes[b * n + i] = e[b]) : void(e[b] = planes[b * n + i]);
+        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(plane[b][i] = e[b]) : void(e[b] = plane[b][i]);
         ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
     }
 }
 
 template <bool ToPlanes>
-void permute_blocks_in_order(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
+void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
     const uint64_t n = g.rows * g.cols, W = P.width, H = P.head;
-    if (H == 2 && W == 18) return permute_blocks<ToPlanes>(elems, planes, n, 18, 2);
-    if (H == 2 && W == 34) return permute_blocks<ToPlanes>(elems, planes, n, 34, 2);
-    permute_blocks<ToPlanes>(elems, planes, n, W, H);
+    if (H == 2 && W == 18) return permute_blocks<ToPlanes>(elems, plane, n, 18, 2);
+    if (H == 2 && W == 34) return permute_blocks<ToPlanes>(elems, plane, n, 34, 2);
+    permute_blocks<ToPlanes>(elems, plane, n, W, H);
 }
 
 template <bool ToPlanes>
-void permute(uint8_t* elems, uint8_t* planes, const PlanesParams& P, const Geometry& g) {
+void permute(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
     const uint64_t W = P.width;
     const bool scalar = !P.blocks || (P.head == W);
-    if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, planes)) : void(std::copy(planes, planes + g.body, elems));
-    if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, planes, g);
-    if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, planes, g);
-    if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, planes, P, g);
+    if (g.body == 0) return;
+    if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, plane[0])) : void(std::copy(plane[0], plane[0] + g.body, elems));
+    if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, plane, g);
+    if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, plane, g);
+    if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, plane, P, g);
     std::vector<uint8_t*> dst(W);
     std::vector<uint64_t> step(W);
     for (uint64_t c = 0; c < g.cols; ++c) {
         for (size_t p = 0; p < g.fields.size(); ++p) {
             const Field& f = g.fields[p];
             for (uint32_t k = 0; k < f.width; ++k) {
-                dst[f.start + k] = planes + g.offset[p] + (g.cols > 1 || P.channel_major ? (c * f.width + k) * g.rows : k);
+                dst[f.start + k] = plane[p] + (g.cols > 1 || P.channel_major ? (c * f.width + k) * g.rows : k);
                 step[f.start + k] = g.cols > 1 || P.channel_major ? 1 : f.width;
             }
         }
@@ -277,18 +280,20 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
     append_bytes(out, plane);
 }
 
-// Decodes one plane record at `pos` into `dst` (exactly `size` bytes).
-void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size) {
+// Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
+// a stored plane where it lies in `in`, any other in `dst`.
+const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size) {
     if (pos >= in.size()) throw Error("planes: truncated plane");
     uint8_t mode = in[pos++];
     if (mode == kModeStored || mode == kModeConstant) {
         uint64_t n = mode == kModeStored ? size : 1;
         if (mode == kModeConstant && size < 2) throw Error("planes: bad constant plane");
         if (n > in.size() - pos) throw Error("planes: truncated plane");
-        if (mode == kModeStored) std::copy(in.begin() + pos, in.begin() + pos + n, dst);
-        else std::fill(dst, dst + size, in[pos]);
+        const uint8_t* at = in.data() + pos;
         pos += n;
-        return;
+        if (mode == kModeStored) return at;
+        std::fill(dst, dst + size, *at);
+        return dst;
     }
     if (mode != kModeCoded || size == 0) throw Error("planes: bad plane mode");
     std::vector<uint64_t> sizes{size};
@@ -296,19 +301,26 @@ void decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst
     uint64_t len = get_varint(in, pos, "planes");
     if (len > in.size() - pos) throw Error("planes: truncated plane");
     check_stage_sizes(recipe, sizes, len);  // nested sizes are as untrusted as a chunk's
-    Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
-    if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
-    std::copy(plane.begin(), plane.end(), dst);
+    if (recipe.stages.size() == 1) {  // the common case: decoded straight into the plane buffer
+        recipe.stages[0].codec->decode_into(in.subspan(pos, len), recipe.stages[0].params, size, dst);
+    } else {
+        Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
+        if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
+        std::copy(plane.begin(), plane.end(), dst);
+    }
     pos += len;
+    return dst;
 }
 
 // Data without records: the planes, then the tail.
 void encode_body(ByteSpan in, const PlanesParams& P, Bytes& out) {
     Geometry g = geometry(P, in.size());
     uint8_t* planes = scratch(g.body);
-    permute<true>(const_cast<uint8_t*>(in.data()), planes, P, g);  // reads only
+    std::vector<uint8_t*> plane(g.fields.size());
+    for (size_t p = 0; p < plane.size(); ++p) plane[p] = planes + g.offset[p];
+    permute<true>(const_cast<uint8_t*>(in.data()), plane.data(), P, g);  // reads only
     for (size_t p = 0; p < g.fields.size(); ++p)
-        encode_plane(ByteSpan(planes + g.offset[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
+        encode_plane(ByteSpan(plane[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
     out.insert(out.end(), in.begin() + g.body, in.end());
 }
 
@@ -318,13 +330,14 @@ void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& o
     if (tail > in.size()) throw Error("planes: truncated tail");
     ByteSpan records = in.first(in.size() - tail);
     uint8_t* planes = scratch(g.body);
+    std::vector<uint8_t*> plane(g.fields.size());
     size_t pos = 0;
-    for (size_t p = 0; p < g.fields.size(); ++p)
-        decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p));
+    for (size_t p = 0; p < g.fields.size(); ++p)  // permute only reads the planes: const_cast is safe
+        plane[p] = const_cast<uint8_t*>(decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p)));
     if (pos != records.size()) throw Error("planes: bytes left after the last plane");
     size_t base = out.size();
-    out.resize(base + g.body);
-    permute<false>(out.data() + base, planes, P, g);
+    out.resize(base + g.body);  // not zero-filled (bytes.hpp): permute writes every byte
+    permute<false>(out.data() + base, plane.data(), P, g);
     out.insert(out.end(), in.end() - tail, in.end());
 }
 
@@ -367,7 +380,9 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     std::copy(in.begin(), in.begin() + first, heads.begin());
     size_t pos = first;
     if (in[pos] == kModeCoded) throw Error("planes: bad record heads mode");
-    decode_plane(in, pos, store_recipe(), heads.data() + first, H * n - first);
+    uint8_t* later = heads.data() + first;
+    if (const uint8_t* at = decode_plane(in, pos, store_recipe(), later, H * n - first); at != later)
+        std::copy(at, at + (H * n - first), later);
     for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
     // The bodies are decoded in place, then spread out from the last record to the first
     // (record i's body moves from i * B to i * R + H, never before where it was).

@@ -87,8 +87,10 @@ bool order1_pays(ByteSpan in) {
     for (size_t i = 1; i < in.size(); i += step, ++n) {
         const uint16_t pair = static_cast<uint16_t>(in[i - 1] << 8 | in[i]);
         if (pairs[pair]++ == 0) seen.push_back(pair);
-        ++single[in[i]], ++context[in[i - 1]];
     }
+    // The symbol and context counts are the pair counts summed (the same integers as counting
+    // them per sample, at a fraction of the cost).
+    for (uint16_t pair : seen) single[pair & 0xff] += pairs[pair], context[pair >> 8] += pairs[pair];
     // Entropy of n symbols with counts k: sum k log2(n / k) = n log2 n - sum k log2 k.
     double h0 = klogk(static_cast<uint32_t>(n)), h1 = 0;
     size_t syms = 0;
@@ -155,16 +157,29 @@ public:
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         flags_of(params);
         if (in.empty()) throw Error("rans: empty block");
-        ByteSpan body = in.subspan(1);
-        if (in[0] == kModeStored) {
-            if (body.size() != out_size) throw Error("rans: stored size does not match");
-            append_bytes(out, body);
-            return;
-        }
-        if (in[0] != kModeRans) throw Error("rans: unknown mode");
+        // Sizes checked before allocating.
+        if (in[0] == kModeRans) check_coded(in.subspan(1), out_size);
+        else if (in[0] == kModeStored && in.size() - 1 != out_size) throw Error("rans: stored size does not match");
+        const size_t base = out.size();
+        out.resize(base + out_size);  // not zero-filled (bytes.hpp): decode_into writes every byte or throws
+        decode_into(in, params, out_size, out.data() + base);
+    }
+    static void check_coded(ByteSpan body, size_t out_size) {
         if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < 2 || body.size() >= out_size)
             throw Error("rans: bad coded size");
         if (body[0] & ~kStreamFlagsAllowed) throw Error("rans: unsupported stream flags");
+    }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* out) const override {
+        flags_of(params);
+        if (in.empty()) throw Error("rans: empty block");
+        ByteSpan body = in.subspan(1);
+        if (in[0] == kModeStored) {
+            if (body.size() != out_size) throw Error("rans: stored size does not match");
+            if (out_size) std::memcpy(out, body.data(), out_size);
+            return;
+        }
+        if (in[0] != kModeRans) throw Error("rans: unknown mode");
+        check_coded(body, out_size);
         rans_init_cpu_once();
         thread_local PaddedBuffer src_buf, dst_buf;
         uint8_t* src = padded(src_buf, body.size());
@@ -173,7 +188,7 @@ public:
         unsigned got = static_cast<unsigned>(out_size);
         if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
             throw Error("rans: corrupt stream");
-        out.insert(out.end(), dst, dst + out_size);
+        std::memcpy(out, dst, out_size);
     }
     std::string describe(ByteSpan params) const override {
         return params.size() == 1 ? "rans:" + std::to_string(params[0] & 1) : "rans";

@@ -48,16 +48,24 @@ public:
         if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
         out.resize(base + n);
     }
-    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
-        check_params(params);
-        // The block headers bound what the frames can produce: check before allocating.
+    // The block headers bound what the frames can produce: checked before allocating.
+    static void check_frame_holds(ByteSpan in, size_t out_size) {
         unsigned long long bound = ZSTD_decompressBound(in.data(), in.size());
         if (bound == ZSTD_CONTENTSIZE_ERROR) throw Error("zstd: corrupt frame");
         if (bound < out_size) throw Error("zstd: the frame cannot hold the declared size");
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);
+        check_frame_holds(in, out_size);
+        const size_t base = out.size();
+        out.resize(base + out_size);  // not zero-filled (bytes.hpp): decode_into writes every byte or throws
+        decode_into(in, params, out_size, out.data() + base);
+    }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
+        check_params(params);
+        check_frame_holds(in, out_size);
         thread_local ZstdDCtx ctx;
-        size_t base = out.size();
-        out.resize(base + out_size);
-        size_t n = ZSTD_decompressDCtx(ctx.d, out.data() + base, out_size, in.data(), in.size());
+        size_t n = ZSTD_decompressDCtx(ctx.d, dst, out_size, in.data(), in.size());
         if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
         if (n != out_size) throw Error("zstd: decoded size does not match");
     }
