@@ -64,15 +64,16 @@ src="$out/src/llama.cpp"
 if [ ! -d "$src/.git" ]; then
   log "cloning the llama.cpp bundle"
   mkdir -p "$out/src"
-  git clone -q "$bundle" "$src"
-  git -C "$src" -c advice.detachedHead=false checkout -q FETCH_HEAD 2>/dev/null || true
+  git -c advice.detachedHead=false clone -q "$bundle" "$src"
   git -C "$src" tag -f stz-base >/dev/null
 fi
 patches=()
 if [ $patched = 1 ]; then
-  for p in "$repo"/integrations/llama-server/patches/*.patch; do [ -f "$p" ] && patches+=("$p"); done
+  for p in "$repo"/integrations/llama-server/patches/*.patch; do
+    if [ -f "$p" ]; then patches+=("$p"); fi
+  done
 fi
-series="$( (echo "patched=$patched"; [ ${#patches[@]} -gt 0 ] && cat "${patches[@]}") | sha256sum | cut -d' ' -f1)"
+series="$( (echo "patched=$patched"; if [ ${#patches[@]} -gt 0 ]; then cat "${patches[@]}"; fi) | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$src/.stz-series" 2>/dev/null)" != "$series" ]; then
   log "applying ${#patches[@]} patch(es)"
   git -C "$src" reset -q --hard stz-base
