@@ -393,7 +393,7 @@ TEST_CASE("capi: related states given a reference (--patch-from in memory)", "[c
 
 TEST_CASE("capi: stz_params of the first layout stay accepted, and the first init never writes past them", "[capi]") {
     // A caller built against the first layout: its four fields, then memory that is not the struct's.
-    struct Old {
+    struct alignas(stz_params) Old {
         unsigned char bytes[STZ_PARAMS_SIZE_V1];
         unsigned char canary[16];
     } old;
