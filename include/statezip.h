@@ -12,7 +12,10 @@
  * called from the thread that called the function, one call at a time.
  *
  * Output is the .stz container (docs/FORMAT.md): the same bytes the statezip program writes with
- * the same preset, whatever the thread count. See docs/API.md. */
+ * the same preset, whatever the thread count. See docs/API.md.
+ *
+ * ABI: stz_params grows at its end; its struct_size says which fields the caller has, and every
+ * older size stays accepted. */
 #ifndef STATEZIP_H
 #define STATEZIP_H
 
@@ -51,17 +54,31 @@ enum {
 enum { STZ_PRESET_FAST = 1, STZ_PRESET_DEFAULT = 2, STZ_PRESET_MAX = 3 };
 
 typedef struct stz_params {
-    size_t struct_size; /* sizeof(stz_params), set by stz_params_init: lets the struct grow */
+    size_t struct_size; /* the caller's sizeof(stz_params), set by stz_params_init: lets the struct grow */
     int preset;         /* STZ_PRESET_FAST, STZ_PRESET_DEFAULT (default), STZ_PRESET_MAX */
     int threads;        /* worker threads; 0 = all cores (default). Output bytes do not depend on it */
     const char* codec;  /* NULL, or a pipeline as the CLI's --codec takes it ("zstd:19", "kv=planes,meta=zstd:3") */
+    /* --- added after the first layout (struct_size > STZ_PARAMS_SIZE_V1) --- */
+    const char* lossy;  /* NULL (lossless, default), or a mode as the CLI's --lossy takes it: "f16-exact",
+                           "drop:K=N,V=M", "keep:K=N,V=M". K/V values are rounded; the .stz says so.
+                           Refused by stz_compress_ref */
 } stz_params;
+/* struct_size of the first layout (the four fields above lossy), still accepted everywhere. */
+#define STZ_PARAMS_SIZE_V1 (sizeof(size_t) + 2 * sizeof(int) + sizeof(const char*))
 
 /* "0.2.0": the library's version (may differ from the STATEZIP_VERSION_STRING compiled against). */
 STATEZIP_API const char* stz_version_string(void);
 
-/* Fills *p with the defaults (default preset, all cores, no codec). */
+/* Fills the first struct_size bytes of *p with the defaults (default preset, all cores, no
+ * codec, lossless) and sets p->struct_size = struct_size: pass sizeof(stz_params) (the macro
+ * stz_params_init does). struct_size must be STZ_PARAMS_SIZE_V1 or sizeof(stz_params); any
+ * other value leaves p->struct_size 0, which every call refuses. */
+STATEZIP_API void stz_params_init_size(stz_params* p, size_t struct_size);
+/* The first function, kept for programs built against the first layout (and for FFIs such as
+ * ctypes that mirror it): fills only its four fields and sets struct_size = STZ_PARAMS_SIZE_V1.
+ * C and C++ code compiled against this header calls stz_params_init_size through the macro. */
 STATEZIP_API void stz_params_init(stz_params* p);
+#define stz_params_init(p) stz_params_init_size((p), sizeof(stz_params))
 
 /* Largest .stz stz_compress can produce from src_size bytes: the input plus 1 KiB + 0.1 % up
  * to 128 MiB, plus at most 68 KiB + 0.4 % above (docs/API.md). */
@@ -78,6 +95,9 @@ STATEZIP_API int stz_decompressed_size(const void* src, size_t src_size, uint64_
 /* Decompresses the .stz in src into dst and verifies every checksum. On any error the
  * contents of dst are unspecified. Uses all cores. */
 STATEZIP_API int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size);
+/* The same with a thread count: 0 = all cores, 1 = the calling thread only. */
+STATEZIP_API int stz_decompress_threads(const void* src, size_t src_size, void* dst, size_t dst_capacity,
+                                        size_t* dst_size, int threads);
 
 /* Related states (the CLI's --patch-from): compresses src given ref, the bytes of a related
  * state (an earlier save of the same conversation, the raw blob a sequence was cut from, ...).
@@ -92,6 +112,9 @@ STATEZIP_API int stz_compress_ref(const void* src, size_t src_size, const void* 
  * decodes too (ref is then not used). The rebuilt file is checked against its hash. */
 STATEZIP_API int stz_decompress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst,
                                     size_t dst_capacity, size_t* dst_size);
+/* The same with a thread count (0 = all cores). */
+STATEZIP_API int stz_decompress_ref_threads(const void* src, size_t src_size, const void* ref, size_t ref_size,
+                                            void* dst, size_t dst_capacity, size_t* dst_size, int threads);
 
 /* Streaming: read returns the number of bytes read (at most n), 0 at the end, < 0 on error;
  * write returns 0 on success. Memory stays bounded (512 MiB of chunks in flight, as the CLI)

@@ -105,6 +105,7 @@ TEST_CASE("capi: version and params", "[capi]") {
     CHECK(p.preset == STZ_PRESET_DEFAULT);
     CHECK(p.threads == 0);
     CHECK(p.codec == nullptr);
+    CHECK(p.lossy == nullptr);
     CHECK(std::string(stz_error_message(STZ_ERROR_DST_TOO_SMALL)) == "destination buffer too small");
     CHECK(std::string(stz_error_message(-1000)) == "unknown error code");
 }
@@ -388,4 +389,97 @@ TEST_CASE("capi: related states given a reference (--patch-from in memory)", "[c
     REQUIRE(stz_decompress_ref(plain.data(), plain.size(), ref.data(), ref.size(), back.data(), back.size(), &n) == STZ_OK);
     CHECK(back == file);
     CHECK(stz_compress_ref(file.data(), file.size(), nullptr, 5, nullptr, z.data(), z.size(), &n, &p) == STZ_ERROR_PARAMETER);
+}
+
+TEST_CASE("capi: stz_params of the first layout stay accepted, and the first init never writes past them", "[capi]") {
+    // A caller built against the first layout: its four fields, then memory that is not the struct's.
+    struct alignas(stz_params) Old {
+        unsigned char bytes[STZ_PARAMS_SIZE_V1];
+        unsigned char canary[16];
+    } old;
+    std::memset(&old, 0xab, sizeof old);
+    void (*init_v1)(stz_params*) = &(stz_params_init);  // the exported first function, not the macro
+    init_v1(reinterpret_cast<stz_params*>(&old));
+    for (unsigned char c : old.canary) REQUIRE(c == 0xab);
+    stz_params as_old;
+    std::memcpy(&as_old, old.bytes, STZ_PARAMS_SIZE_V1);
+    CHECK(as_old.struct_size == STZ_PARAMS_SIZE_V1);
+    CHECK(as_old.preset == STZ_PRESET_DEFAULT);
+    CHECK(as_old.codec == nullptr);
+    // Compressing with the old struct gives what the current one gives for the same fields.
+    const stz::Bytes in = synth_file("seq3", 40, 5);
+    stz::Bytes out(stz_compress_bound(in.size()));
+    size_t n = 0;
+    reinterpret_cast<stz_params*>(&old)->preset = STZ_PRESET_FAST;
+    REQUIRE(stz_compress(in.data(), in.size(), out.data(), out.size(), &n, reinterpret_cast<stz_params*>(&old)) == STZ_OK);
+    out.resize(n);
+    const stz_params now = params_for(STZ_PRESET_FAST);
+    CHECK(now.struct_size == sizeof(stz_params));
+    CHECK(now.lossy == nullptr);
+    CHECK(out == api_compress(in, &now));
+    // An unknown size is refused by every call.
+    stz_params bad;
+    stz_params_init_size(&bad, sizeof bad + 8);
+    CHECK(bad.struct_size == 0);
+    CHECK(stz_compress(in.data(), in.size(), out.data(), out.size(), &n, &bad) == STZ_ERROR_PARAMETER);
+}
+
+TEST_CASE("capi: a lossy mode through stz_params gives the CLI's --lossy bytes", "[capi][lossy]") {
+    stzsynth::Spec s;
+    s.flavour = "seq3";
+    s.cells = 60;
+    s.k_type = s.v_type = stz::ElemType::F32;
+    s.v_trans = false;  // flash attention's layout: V rows round too
+    stz::MemorySink sink;
+    stzsynth::write_state(s, sink);
+    const stz::Bytes& in = sink.out;
+    const std::string dir = temp_dir("capi-lossy");
+    write_file(dir + "/in.bin", in);
+    stz_params p = params_for(STZ_PRESET_FAST, 1);
+    p.lossy = "f16-exact";
+    const stz::Bytes api = api_compress(in, &p);
+    REQUIRE(sh(kBin + " -q -f --fast --lossy=f16-exact '" + dir + "/in.bin' -o '" + dir + "/cli.stz'") == 0);
+    CHECK(read_file(dir + "/cli.stz") == api);
+    const stz::Bytes back = api_decompress(api);
+    CHECK(back.size() == in.size());
+    CHECK(back != in);  // rounded
+    p.lossy = nullptr;
+    CHECK(api_compress(in, &p).size() > api.size());
+    // A bad spec, and a lossy mode with a reference, are refused with a detail.
+    stz::Bytes out(stz_compress_bound(in.size()));
+    size_t n = 0;
+    p.lossy = "f8-maybe";
+    CHECK(stz_compress(in.data(), in.size(), out.data(), out.size(), &n, &p) == STZ_ERROR_PARAMETER);
+    CHECK(std::string(stz_last_error_detail()).find("lossy") != std::string::npos);
+    p.lossy = "f16-exact";
+    CHECK(stz_compress_ref(in.data(), in.size(), in.data(), in.size(), nullptr, out.data(), out.size(), &n, &p) ==
+          STZ_ERROR_PARAMETER);
+    CHECK(std::string(stz_last_error_detail()).find("stz_compress_ref") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("capi: decompression with a thread count, plain and with a reference", "[capi][patch]") {
+    stz::Bytes file = synth_file("session9", 120, 4), ref = file;
+    for (size_t i = file.size() - 3000; i < file.size(); i += 5) ref[i] ^= 0x11;
+    const stz_params p = params_for(STZ_PRESET_DEFAULT, 2);
+    const stz::Bytes plain = api_compress(file, &p);
+    stz::Bytes z(stz_compress_bound(file.size()));
+    size_t n = 0;
+    REQUIRE(stz_compress_ref(file.data(), file.size(), ref.data(), ref.size(), "r", z.data(), z.size(), &n, &p) == STZ_OK);
+    z.resize(n);
+    for (int threads : {1, 2, 0}) {
+        INFO("threads " << threads);
+        stz::Bytes back(file.size());
+        REQUIRE(stz_decompress_threads(plain.data(), plain.size(), back.data(), back.size(), &n, threads) == STZ_OK);
+        CHECK((n == file.size() && back == file));
+        std::fill(back.begin(), back.end(), 0);
+        REQUIRE(stz_decompress_ref_threads(z.data(), z.size(), ref.data(), ref.size(), back.data(), back.size(), &n,
+                                           threads) == STZ_OK);
+        CHECK((n == file.size() && back == file));
+    }
+    stz::Bytes back(file.size());
+    CHECK(stz_decompress_threads(plain.data(), plain.size(), back.data(), back.size(), &n, -1) == STZ_ERROR_PARAMETER);
+    CHECK(stz_decompress_ref_threads(z.data(), z.size(), ref.data(), ref.size(), back.data(), back.size(), &n, -3) ==
+          STZ_ERROR_PARAMETER);
+    CHECK(stz_decompress_threads(z.data(), z.size(), back.data(), back.size(), &n, 1) == STZ_ERROR_REFERENCE);
 }

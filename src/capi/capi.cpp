@@ -107,10 +107,11 @@ CompressOptions options_from(const stz_params* p, uint64_t input_bytes) {
     stz_params d;
     stz_params_init(&d);
     if (p) {
-        if (p->struct_size != sizeof(stz_params))
+        if (p->struct_size != sizeof(stz_params) && p->struct_size != STZ_PARAMS_SIZE_V1)
             throw BadParameter("stz_params.struct_size is " + std::to_string(p->struct_size) + ", expected " +
-                               std::to_string(sizeof(stz_params)) + " (call stz_params_init)");
-        d = *p;
+                               std::to_string(sizeof(stz_params)) + " or " + std::to_string(STZ_PARAMS_SIZE_V1) +
+                               " (call stz_params_init)");
+        std::memcpy(&d, p, p->struct_size);  // an older caller's struct ends early: the rest keeps its default
     }
     Preset preset;
     switch (d.preset) {
@@ -124,6 +125,13 @@ CompressOptions options_from(const stz_params* p, uint64_t input_bytes) {
         o = preset_options(preset, 0, d.codec ? d.codec : "");
     } catch (const Error& e) {
         throw BadParameter(std::string("codec: ") + e.what());
+    }
+    if (d.lossy) {
+        try {
+            o.lossy = parse_lossy_spec(d.lossy);
+        } catch (const Error& e) {
+            throw BadParameter(std::string("lossy: ") + e.what());
+        }
     }
     o.threads = resolve_threads(d.threads, input_bytes / o.chunk_bytes + 1);
     return o;
@@ -192,7 +200,8 @@ void require(bool ok, const char* what) {
 
 // stz_decompress and stz_decompress_ref: a .stz into a caller's buffer (ref: the reference
 // file a --patch-from .stz needs, or null).
-void decompress_into(const void* src, size_t src_size, InputSource* ref, void* dst, size_t dst_capacity, size_t* dst_size) {
+void decompress_into(const void* src, size_t src_size, InputSource* ref, void* dst, size_t dst_capacity, size_t* dst_size,
+                     int threads) {
     require(src || !src_size, "src is NULL");
     require(dst || !dst_capacity, "dst is NULL");
     require(dst_size, "dst_size is NULL");
@@ -205,7 +214,7 @@ void decompress_into(const void* src, size_t src_size, InputSource* ref, void* d
     MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
     BufferSink out(dst, dst_capacity);
     DecompressOptions d;
-    d.threads = resolve_threads(0, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
+    d.threads = resolve_threads(threads, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
     d.reference = ref;
     decompress_stream(in, out, d);
     *dst_size = out.used();
@@ -217,14 +226,16 @@ extern "C" {
 
 const char* stz_version_string(void) { return STATEZIP_VERSION_STRING; }
 
-void stz_params_init(stz_params* p) {
+void stz_params_init_size(stz_params* p, size_t struct_size) {
     if (!p) return;
-    std::memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->preset = STZ_PRESET_DEFAULT;
-    p->threads = 0;
-    p->codec = nullptr;
+    const bool known = struct_size == sizeof *p || struct_size == STZ_PARAMS_SIZE_V1;
+    stz_params d{};
+    d.struct_size = known ? struct_size : 0;
+    d.preset = STZ_PRESET_DEFAULT;
+    std::memcpy(p, &d, known ? struct_size : sizeof d.struct_size);  // never past the caller's struct
 }
+
+void(stz_params_init)(stz_params* p) { stz_params_init_size(p, STZ_PARAMS_SIZE_V1); }
 
 size_t stz_compress_bound(size_t src_size) {
     // The engine keeps an input it can try in memory (a quarter of its budget) within
@@ -263,7 +274,13 @@ int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size) {
 }
 
 int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size) {
-    return guarded(STZ_ERROR_CORRUPT, [&] { decompress_into(src, src_size, nullptr, dst, dst_capacity, dst_size); });
+    return stz_decompress_threads(src, src_size, dst, dst_capacity, dst_size, 0);
+}
+
+int stz_decompress_threads(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size,
+                           int threads) {
+    return guarded(STZ_ERROR_CORRUPT,
+                   [&] { decompress_into(src, src_size, nullptr, dst, dst_capacity, dst_size, threads); });
 }
 
 int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, const char* ref_name, void* dst,
@@ -275,6 +292,7 @@ int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t r
         require(dst_size, "dst_size is NULL");
         *dst_size = 0;
         CompressOptions o = options_from(params, src_size);
+        if (o.lossy.active()) throw BadParameter("lossy applies to stz_compress and stz_compress_stream, not to stz_compress_ref");
         MemorySource in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
         MemorySource r(ByteSpan(static_cast<const uint8_t*>(ref), ref_size));
         MemorySink stored;  // the size is known only at the end: usually a small fraction of src
@@ -289,10 +307,15 @@ int stz_compress_ref(const void* src, size_t src_size, const void* ref, size_t r
 
 int stz_decompress_ref(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst, size_t dst_capacity,
                        size_t* dst_size) {
+    return stz_decompress_ref_threads(src, src_size, ref, ref_size, dst, dst_capacity, dst_size, 0);
+}
+
+int stz_decompress_ref_threads(const void* src, size_t src_size, const void* ref, size_t ref_size, void* dst,
+                               size_t dst_capacity, size_t* dst_size, int threads) {
     return guarded(STZ_ERROR_CORRUPT, [&] {
         require(ref || !ref_size, "ref is NULL");
         MemorySource r(ByteSpan(static_cast<const uint8_t*>(ref), ref_size));
-        decompress_into(src, src_size, &r, dst, dst_capacity, dst_size);
+        decompress_into(src, src_size, &r, dst, dst_capacity, dst_size, threads);
     });
 }
 
