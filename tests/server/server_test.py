@@ -228,6 +228,10 @@ def case_slots(c):
         first = srv.complete(seq[0], n_predict=N_PREDICT)
         saved_plain = post_ok(srv, "/slots/0?action=save", {"filename": "slot.bin"})
         saved_stz = post_ok(srv, "/slots/0?action=save", {"filename": "slot.stz"})
+        follow = seq[0] + first["content"]
+        original = srv.complete(follow, n_predict=N_PREDICT, id_slot=0)
+        pc = srv.prompt_cache()
+    expect_prompt_cache(pc, c.o.codec, "save")
     print("saved: %s / %s" % (saved_plain, saved_stz))
     plain, stz = os.path.join(slots, "slot.bin"), os.path.join(slots, "slot.stz")
     with open(stz, "rb") as f:
@@ -237,8 +241,13 @@ def case_slots(c):
     subprocess.run([c.o.statezip, "-d", "-f", "-q", "-o", restored, stz], check=True, timeout=120)
     with open(plain, "rb") as a, open(restored, "rb") as b:
         check(a.read() == b.read(), "statezip -d slot.stz differs from slot.bin")
+    # The same bytes as the CLI writes for the plain file with the cache codec's preset.
+    preset = {"none": [], "fast": ["--fast"], "default": [], "max": ["--max"]}[pc["codec"]]
+    cli = os.path.join(c.work, "slot.cli.stz")
+    subprocess.run([c.o.statezip, "-f", "-q"] + preset + ["-o", cli, plain], check=True, timeout=120)
+    with open(cli, "rb") as a, open(stz, "rb") as b:
+        check(a.read() == b.read(), "slot.stz differs from `statezip %s slot.bin`" % " ".join(preset))
     # Continue the saved conversation in fresh servers: from the .stz and from the plain file.
-    follow = seq[0] + first["content"]
     results = {}
     for name in ("slot.stz", "slot.bin"):
         with c.server("restore-" + name, BIG_CACHE_MIB, extra) as srv:
@@ -251,8 +260,13 @@ def case_slots(c):
     check(cache_n(a_bin) > len(seq[0].split()) // 2, "the plain restore was not used (cache_n %d)"
           % cache_n(a_bin))
     check(cache_n(a_stz) == cache_n(a_bin), "cache_n %d vs %d" % (cache_n(a_stz), cache_n(a_bin)))
+    check(cache_n(a_bin) == cache_n(original), "cache_n %d after the restore, %d in the saving "
+          "server" % (cache_n(a_bin), cache_n(original)))
+    d = first_difference(answer(original), answer(a_bin))
+    check(d is None, "continuation after the plain restore differs from the saving server's: %s" % d)
     d = first_difference(answer(a_bin), answer(a_stz))
     check(d is None, "continuation after the .stz restore differs: %s" % d)
+    print("continuations identical: saving server, plain restore, .stz restore")
 
 
 CASES = {"cache-all": case_cache_all, "cache-small": case_cache_small, "slots": case_slots,
