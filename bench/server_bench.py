@@ -16,6 +16,7 @@ the same build with --cache-ram-codec none, on the tiny stories models.
 Medians of repeated runs; the machine is shared and noisy, so read the ratios.
 """
 import argparse
+import ctypes
 import os
 import re
 import shutil
@@ -124,50 +125,82 @@ def bench_held(b):
             sys.stdout.flush()
 
 
-# The patch logs these (server-stz): restore and save durations of one entry.
-RE_UPDATE = re.compile(r"prompt cache update took ([0-9.]+) ms")
+# The server's own log (-lv 4): the whole prompt-cache step of a request (save the slot's
+# state, look up and restore an entry, evict), and the patch's decompression of one entry.
+RE_UPDATE = r"prompt cache update took ([0-9.]+) ms"
+RE_RESTORE = r"statezip: restored entry of \d+ tokens, ([0-9.]+) MiB from [0-9.]+ MiB held in ([0-9.]+) ms"
 
 
-def log_times(text, pattern):
-    return [float(x) for x in re.findall(pattern, text)]
+def memcpy_ms(n_bytes, repeats=21):
+    """The uncompressed path's cost of moving one entry: a memcpy of its bytes, in process."""
+    src = ctypes.create_string_buffer(n_bytes)
+    dst = ctypes.create_string_buffer(n_bytes)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ctypes.memmove(dst, src, n_bytes)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def update_times(log):
+    """'prompt cache update took' per request, in order."""
+    return [float(x) for x in re.findall(RE_UPDATE, log)]
+
+
+def restore_run(b, model, kv, codec, threads):
+    """Saves: a sequence of new prompts (each request stores the previous one). Restores: two
+    of them in turn (each request stores one and restores the other). A pause after each request
+    lets the background compression finish, as it would between a user's turns."""
+    extra = ["--cache-ram-codec", codec]
+    if codec != "none":
+        extra += ["--cache-ram-threads", str(threads)]
+    with b.server(model, kv, 1, 1024, extra) as srv:
+        seq = sequence(b, srv, "independent", b.o.repeats + 1)
+        for text in seq:
+            srv.complete(text, n_predict=1, n_probs=0)
+            time.sleep(0.1)
+        n_saves = len(update_times(srv.log_text()))
+        for i in range(2 * b.o.repeats):
+            srv.complete(seq[i % 2], n_predict=1, n_probs=0)
+            time.sleep(0.1)
+        log = srv.log_text()
+    updates = update_times(log)
+    saves, hits = updates[2:n_saves], updates[n_saves + 2:]  # skip the first of each phase
+    restores = [(float(m), float(ms)) for m, ms in re.findall(RE_RESTORE, log)]
+    return saves, hits, restores
 
 
 def bench_restore(b):
     print("\n## Restore and save inside the server\n")
+    print("stories260K, flash attention on, independent prompts of 300-480 tokens, %d requests "
+          "per phase; medians. *restore*: the patch's decompression of one entry inside load "
+          "(its log line); *memcpy*: copying the same bytes in process (what the uncompressed "
+          "path costs at most); *save blocks*: the whole prompt-cache step of a request that "
+          "only stores the previous prompt (copy out, queue compression); *hit step*: the step "
+          "of a request that stores one entry and restores another.\n" % b.o.repeats)
+    print("| KV | codec | threads | raw MB | restore ms | ms per MB raw | x memcpy | "
+          "save blocks ms | x none | hit step ms | x none |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     m = model_path(b.o, "stories260K.gguf")
-    rows = []
     for kv in ("f16", "f32"):
+        base_save = base_hit = None
         for codec in CODECS:
-            for threads in ((1,) if codec == "none" else (1, 2)):
-                extra = ["--cache-ram-codec", codec]
-                if codec != "none":
-                    extra += ["--cache-ram-threads", str(threads)]
-                with b.server(m, kv, 1, 1024, extra) as srv:
-                    seq = sequence(b, srv, "independent", 2)
-                    for _ in range(b.o.repeats):
-                        for text in seq:
-                            srv.complete(text, n_predict=1, n_probs=0)
-                    raw = srv.prompt_cache()["raw_bytes"]
-                    text = srv.log_text()
-                rows.append((kv, codec, threads, raw, text))
-    print("| KV | codec | threads | restore ms (median) | restore ms/MB raw | x none | "
-          "save blocks ms | cache update ms |")
-    print("|---|---|---|---|---|---|---|---|")
-    base = {}
-    for kv, codec, threads, raw, text in rows:
-        restore = log_times(text, b.o.restore_re)
-        save = log_times(text, b.o.save_re)
-        update = log_times(text, RE_UPDATE.pattern)
-        r = statistics.median(restore) if restore else float("nan")
-        mb = raw / 1e6
-        if codec == "none":
-            base[kv] = r
-        print("| %s | %s | %d | %.3f | %.3f | %.1f | %s | %s |" % (
-            kv, codec, threads, r, r / mb if mb else float("nan"),
-            r / base[kv] if base.get(kv) else float("nan"),
-            "%.3f" % statistics.median(save) if save else "-",
-            "%.3f" % statistics.median(update) if update else "-"))
-        sys.stdout.flush()
+            for threads in ((0,) if codec == "none" else (1, 2)):
+                saves, hits, restores = restore_run(b, m, kv, codec, threads)
+                save, hit = statistics.median(saves), statistics.median(hits)
+                if codec == "none":
+                    base_save, base_hit = save, hit
+                if restores:
+                    raw_mb = statistics.median(r[0] for r in restores) * MIB / 1e6
+                    rms = statistics.median(r[1] for r in restores)
+                    cells = "%.3f | %.3f | %.3f | %.1f" % (raw_mb, rms, rms / raw_mb,
+                                                          rms / memcpy_ms(int(raw_mb * 1e6)))
+                else:
+                    cells = "- | - | - | -"
+                print("| %s | %s | %s | %s | %.3f | %.2f | %.3f | %.2f |" % (
+                    kv, codec, threads or "-", cells, save, save / base_save, hit, hit / base_hit))
+                sys.stdout.flush()
 
 
 def bench_ttft(b):
@@ -211,8 +244,6 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the servers' logs")
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--ttft-tokens", type=int, default=500)
-    p.add_argument("--restore-re", default=r"statezip: restored .*? in ([0-9.]+) ms")
-    p.add_argument("--save-re", default=r"statezip: save blocked .*? ([0-9.]+) ms")
     opts = p.parse_args()
     b = Bench(opts)
     print("# command: %s" % " ".join(sys.argv))

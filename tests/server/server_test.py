@@ -47,14 +47,16 @@ class Case:
         args = server_args(self.o.kv, self.o.fa, cache_mib, extra=extra)
         return Server(self.o.server, self.o.model, args, log, env=env)
 
-    def prompts(self, srv):
+    def prompts(self, srv, n_prompts=N_PROMPTS):
+        """n_prompts prompts sharing a system prompt, then the first N_REPEATS again."""
         vocab = stz_prompts.Vocab(srv)
-        shared, lengths, texts = stz_prompts.shared_prefix_prompts(vocab, N_PROMPTS)
+        shared, lengths, texts = stz_prompts.shared_prefix_prompts(vocab, n_prompts)
         stz_prompts.check_lengths(srv, texts, lengths)
         frac = [shared / t for t in lengths]
         check(all(0.40 <= f <= 0.45 for f in frac), "shared fractions %s" % frac)
         check(all(300 <= t <= 480 for t in lengths), "prompt lengths %s" % lengths)
         self.shared = shared
+        self.n_prompts = n_prompts
         self.lengths = lengths + lengths[:N_REPEATS]
         return texts + texts[:N_REPEATS]
 
@@ -64,7 +66,7 @@ class Case:
         return cache_n(resp) >= self.lengths[i]
 
     def hits(self, responses):
-        return [i for i in range(N_PROMPTS, len(responses)) if self.is_hit(i, responses[i])]
+        return [i for i in range(self.n_prompts, len(responses)) if self.is_hit(i, responses[i])]
 
     def run_sequence(self, srv, sequence):
         out, held = [], []
@@ -152,14 +154,17 @@ def case_cache_small(c):
     """A --cache-ram that holds k uncompressed entries: the patched server holds more, serves
     at least the reference's hits, and every answer is the reference's for the same path (a
     hit the small reference cannot serve is compared with a large reference's hit)."""
+    with c.server("vocab", BIG_CACHE_MIB, ["--cache-ram-codec", "none"]) as srv:
+        entry = entry_raw_bytes(c, c.prompts(srv))
+        mib = 1 << 20
+        limit = max(1, -(-int(2.5 * entry) // mib))  # smallest whole MiB holding >= 2 raw entries
+        k = limit * mib // entry
+        # enough prompts that the cache could hold twice k (it holds at most n_prompts - 1)
+        seq = c.prompts(srv, max(N_PROMPTS, 2 * k + 3))
+    print("raw entry %.3f MiB: --cache-ram %d MiB holds %d raw entries; %d prompts"
+          % (entry / mib, limit, k, c.n_prompts))
     with c.server("reference-large", BIG_CACHE_MIB, ["--cache-ram-codec", "none"]) as srv:
-        seq = c.prompts(srv)
         ref_large, _ = c.run_sequence(srv, seq)
-    entry = entry_raw_bytes(c, seq)
-    mib = 1 << 20
-    limit = max(1, -(-int(2.5 * entry) // mib))  # smallest whole MiB holding >= 2 raw entries
-    k = limit * mib // entry
-    print("raw entry %.3f MiB: --cache-ram %d MiB holds %d raw entries" % (entry / mib, limit, k))
     with c.server("patched", limit, codec_extra(c.o)) as srv:
         got, held = c.run_sequence(srv, seq)
     with c.server("reference", limit, ["--cache-ram-codec", "none"]) as srv:
@@ -186,29 +191,41 @@ def case_lossy(c):
 
 
 def case_damage(c):
-    """The first entry's stored blob has a byte flipped (test hook): it is dropped with the
-    warning and served as a miss, the answers stay the reference's, the server keeps serving."""
-    extra = codec_extra(c.o)
-    with c.server("patched", BIG_CACHE_MIB, extra, env={"LLAMA_STZ_TEST_DAMAGE": "1"}) as srv:
-        seq = c.prompts(srv)
-        got, _ = c.run_sequence(srv, seq)
-        log = srv.log_text()
+    """One stored entry has a byte of its blob flipped (the test hook LLAMA_STZ_TEST_DAMAGE=N:
+    the N-th entry to enter the cache): it is dropped with the warning and served as a miss,
+    the answers stay the reference's, the server keeps serving. N=2 damages an entry nothing
+    depends on: every other repeat stays a hit. N=1 damages the first entry, which the later
+    ones may be stored against: those may be dropped too, but never served wrong."""
     with c.server("reference", BIG_CACHE_MIB, ["--cache-ram-codec", "none"]) as srv:
+        seq = c.prompts(srv)
         ref, _ = c.run_sequence(srv, seq)
     # Misses: a server without a prompt cache (the slot keeps the system prompt), and fresh
-    # evaluations of the damaged prompt (in case the server clears the slot on a failed load).
+    # evaluations of each repeat (in case the server clears the slot on a failed load).
     with c.server("reference-nocache", 0, ["--cache-ram-codec", "none"]) as srv:
         miss, _ = c.run_sequence(srv, seq)
+    fresh = [None] * len(seq)
     with c.server("reference-fresh", 0, ["--cache-ram-codec", "none"]) as srv:
-        fresh = [None] * len(seq)
-        fresh[N_PROMPTS] = srv.complete(seq[N_PROMPTS], n_predict=N_PREDICT)
+        for i in range(c.n_prompts, len(seq)):
+            fresh[i] = srv.complete(seq[i], n_predict=N_PREDICT, cache_prompt=False)
     print("cache_n reference %s" % [cache_n(r) for r in ref])
-    print("cache_n patched   %s" % [cache_n(r) for r in got])
-    check(DAMAGE_WARNING in log, "no %r warning in the log" % DAMAGE_WARNING)
-    check(c.is_hit(N_PROMPTS, ref[N_PROMPTS]), "the reference did not serve the first repeat from cache")
-    check(not c.is_hit(N_PROMPTS, got[N_PROMPTS]), "the damaged entry was served as a hit")
-    check(set(c.hits(ref)[1:]) <= set(c.hits(got)), "the undamaged entries were not served from cache")
-    c.compare(seq, got, ref, miss, fresh)
+    check(c.hits(ref) == list(range(c.n_prompts, len(seq))),
+          "the reference did not serve every repeat from cache: %s" % c.hits(ref))
+    for n in (2, 1):
+        with c.server("patched-damage%d" % n, BIG_CACHE_MIB, codec_extra(c.o),
+                      env={"LLAMA_STZ_TEST_DAMAGE": str(n)}) as srv:
+            got, _ = c.run_sequence(srv, seq)
+            log = srv.log_text()
+        damaged = c.n_prompts + n - 1  # the repeat of the prompt whose entry was damaged
+        print("damage %d: cache_n patched %s; %d warnings" % (n, [cache_n(r) for r in got],
+                                                              log.count(DAMAGE_WARNING)))
+        check(DAMAGE_WARNING in log, "damage %d: no %r warning in the log" % (n, DAMAGE_WARNING))
+        check(not c.is_hit(damaged, got[damaged]), "damage %d: the damaged entry was served "
+              "as a hit" % n)
+        if n == 2:
+            check(log.count(DAMAGE_WARNING) == 1, "damage 2: more than one entry dropped")
+            check(set(c.hits(ref)) - {damaged} <= set(c.hits(got)),
+                  "damage 2: undamaged entries were not served from cache: %s" % c.hits(got))
+        c.compare(seq, got, ref, miss, fresh)
 
 
 def post_ok(srv, path, body):
