@@ -106,6 +106,8 @@ def bench_held(b):
           " | ".join(CODECS) + " | best / none |")
     print("|---|---|---|---|" + "---|" * len(CODECS) + "---|")
     for label, model, kv, fa, lossy in kv_configs(b.o):
+        if b.o.configs and not any(x in label for x in b.o.configs.split(";")):
+            continue
         for kind in ("independent", "shared"):
             entry = entry_mib(b, model, kv, fa, kind)
             mib = max(1, round(b.o.raw_entries * entry))
@@ -241,6 +243,8 @@ def main():
     p.add_argument("--raw-entries", type=int, default=8,
                    help="--cache-ram holds about this many uncompressed entries")
     p.add_argument("--held-prompts", type=int, default=48)
+    p.add_argument("--configs", default="", help="held: only the KV rows whose label contains "
+                   "one of these ;-separated strings (e.g. 'F16, fa on')")
     p.add_argument("--keep", action="store_true", help="keep the servers' logs")
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--ttft-tokens", type=int, default=500)
