@@ -302,8 +302,9 @@ def main():
     p.add_argument("--codec", default=None, help="--cache-ram-codec of the patched server "
                    "(default: the server's own default)")
     p.add_argument("--statezip", default="statezip")
-    p.add_argument("--work", default=None, help="folder for logs (default: a temporary one)")
-    p.add_argument("--keep", action="store_true", help="keep the work folder")
+    p.add_argument("--work", default=None, help="folder for the servers' logs and slot files, "
+                   "emptied first, removed on success (default: a temporary one)")
+    p.add_argument("--keep", action="store_true", help="keep the work folder on success too")
     p.add_argument("--time-limit", type=int, default=540)
     opts = p.parse_args()
     if not os.path.exists(opts.model):
@@ -312,8 +313,7 @@ def main():
     if not os.access(opts.server, os.X_OK):
         print("FAIL: no llama-server at %s" % opts.server)
         return 1
-    temp = opts.work is None
-    if temp:
+    if opts.work is None:
         opts.work = tempfile.mkdtemp(prefix="stz-server-")
     else:
         shutil.rmtree(opts.work, ignore_errors=True)
@@ -334,7 +334,7 @@ def main():
         print("logs in %s" % opts.work)
     finally:
         signal.alarm(0)
-        if temp and ok and not opts.keep:
+        if ok and not opts.keep:  # a failure keeps the servers' logs
             shutil.rmtree(opts.work, ignore_errors=True)
     return 0 if ok else 1
 
