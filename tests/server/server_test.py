@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,6 +24,7 @@ N_PROMPTS = 8   # prompts sharing a system prompt of 40-45 % of their tokens
 N_REPEATS = 4   # then the first N_REPEATS again
 N_PREDICT = 12
 BIG_CACHE_MIB = 1024
+SETTLE_S = 0.2  # pause after each request of cache-small
 DAMAGE_WARNING = "statezip: dropping prompt cache entry"
 
 
@@ -68,10 +70,11 @@ class Case:
     def hits(self, responses):
         return [i for i in range(self.n_prompts, len(responses)) if self.is_hit(i, responses[i])]
 
-    def run_sequence(self, srv, sequence):
+    def run_sequence(self, srv, sequence, pause=0.0):
         out, held = [], []
         for text in sequence:
             out.append(srv.complete(text, n_predict=N_PREDICT))
+            time.sleep(pause)
             held.append(srv.prompt_cache())
         check(srv.alive(), "server died during the sequence")
         return out, held
@@ -166,10 +169,12 @@ def case_cache_small(c):
           % (entry / mib, limit, k, c.n_prompts))
     with c.server("reference-large", BIG_CACHE_MIB, ["--cache-ram-codec", "none"]) as srv:
         ref_large, _ = c.run_sequence(srv, seq)
+    # A pause after each request, as between a user's turns, lets the background compression
+    # of the entry just stored finish: what is held then does not depend on the machine's load.
     with c.server("patched", limit, codec_extra(c.o)) as srv:
-        got, held = c.run_sequence(srv, seq)
+        got, held = c.run_sequence(srv, seq, pause=SETTLE_S)
     with c.server("reference", limit, ["--cache-ram-codec", "none"]) as srv:
-        ref, ref_held = c.run_sequence(srv, seq)
+        ref, ref_held = c.run_sequence(srv, seq, pause=SETTLE_S)
     for pc in held:
         expect_prompt_cache(pc, c.o.codec, "patched")
         check(pc["bytes"] <= limit * mib, "held %d bytes over the %d MiB limit" % (pc["bytes"], limit))
