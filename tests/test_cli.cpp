@@ -4,6 +4,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "container.hpp"
+#include "pack_format.hpp"
+#include "patch_map.hpp"
+#include "statezip_version.h"
 #include "test_util.hpp"
 
 using namespace stztest;
@@ -159,4 +163,16 @@ TEST_CASE("cli: -l and inspect show the header properties of a .stz", "[cli][ins
     REQUIRE(sh(kBin + " inspect --json " + d + "/p.stz > " + d + "/i.json") == 0);
     CHECK(sh("python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
              "assert d[\"properties\"][\"lossy\"] == {\"value\": \"bits:V=6\", \"required\": False}' " + d + "/i.json") == 0);
+}
+
+TEST_CASE("cli: --version names the release and the container versions it writes and reads", "[cli]") {
+    const std::string d = temp_dir("cli-version");
+    REQUIRE(sh(std::string(STATEZIP_BIN) + " --version > " + d + "/v") == 0);
+    const std::string v = slurp(d + "/v");
+    CHECK(v.rfind("statezip " STATEZIP_VERSION_STRING " (", 0) == 0);
+    // Every version the readers accept, from the constants they check.
+    CHECK(v.find(".stz container versions " + std::to_string(stz::kStzVersion) + "-" + std::to_string(stz::kStzMaxVersion)) !=
+          std::string::npos);
+    CHECK(v.find(".stzp set version " + std::to_string(stz::kPackVersion)) != std::string::npos);
+    CHECK(v.find("map versions 1-" + std::to_string(stz::kPatchMapVersionTokens)) != std::string::npos);
 }

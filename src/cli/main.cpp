@@ -10,10 +10,23 @@
 #include "presets.hpp"
 #include "statezip_version.h"
 #include "pack_cmd.hpp"
+#include "container.hpp"
+#include "pack_format.hpp"
+#include "patch_map.hpp"
 
 using namespace stzcli;
 
 namespace {
+
+// The formats this build writes and reads, from the constants the reader checks, so the line
+// cannot drift from the code: a plain .stz is written as container version 1 (readable by
+// 0.1.0), one with header properties (a reference, a lossy mode) as version 2.
+std::string version_text() {
+    const std::string stz_versions = std::to_string(stz::kStzVersion) + "-" + std::to_string(stz::kStzMaxVersion);
+    return "statezip " STATEZIP_VERSION_STRING " (writes and reads .stz container versions " + stz_versions +
+           ", .stzp set version " + std::to_string(stz::kPackVersion) + ", --patch-from map versions " +
+           std::to_string(stz::kPatchMapVersion) + "-" + std::to_string(stz::kPatchMapVersionTokens) + ")";
+}
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -131,7 +144,7 @@ struct Flags {
 };
 
 void declare_main_flags(CLI::App& app, Flags& f) {
-    app.set_version_flag("-V,--version", "statezip " STATEZIP_VERSION_STRING " (.stz format 1)");
+    app.set_version_flag("-V,--version", version_text());
     app.add_option("files", f.o.files, "input files ('-' = standard input)");
     app.add_flag("-d,--decompress", f.decompress, "decompress");
     app.add_flag("-z,--compress", f.compress, "compress (default)");
