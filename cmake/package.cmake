@@ -5,6 +5,10 @@
 #                    the CMake package
 #   statezip         component cli: the statezip program, its man page, the docs, the Python module
 # The version is project(VERSION); dpkg-shlibdeps (dpkg-dev) finds the system libraries' packages.
+# Inside another project (add_subdirectory, FetchContent) the packaging is that project's.
+if(NOT PROJECT_IS_TOP_LEVEL)
+  return()
+endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME statezip)
 set(CPACK_PACKAGE_VENDOR "statezip")
@@ -31,7 +35,9 @@ set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIB_DESCRIPTION "lossless compressor for llama.cpp state files (shared library)
  libstatezip compresses llama.cpp session, sequence and slot state files in process through
  a C API; this package holds the shared library.")
-set(CPACK_DEBIAN_LIB_PACKAGE_GENERATE_SHLIBS ON)  # a shlibs file for packages linking it
+# A shlibs file for packages that link it (only the lib component has a shared library). The
+# default policy "=": in 0.x a minor version may change the API.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libstatezip-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)

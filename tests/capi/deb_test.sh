@@ -14,6 +14,7 @@ skip() { echo "deb test skipped: $*"; exit 77; }
 for tool in dpkg dpkg-shlibdeps cpack pkg-config cc; do
   command -v "$tool" >/dev/null || skip "$tool not found"
 done
+[ -f "$build/CPackConfig.cmake" ] || skip "no CPackConfig.cmake in $build (not the top-level project)"
 pkgs="statezip libstatezip-dev libstatezip0"
 for p in $pkgs; do
   if dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$'; then
