@@ -16,6 +16,7 @@ set(CPACK_PACKAGE_CONTACT "statezip developers <statezip@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "lossless compressor for llama.cpp state files")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)  # the program and the shared library, as Debian ships them
 set(CPACK_COMPONENTS_ALL lib dev cli)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
