@@ -1,22 +1,26 @@
 # Installs what other programs use, as libzstd does: the shared and static libstatezip, the C
 # header (internal headers stay private), statezip.pc, the CMake package (statezip::statezip),
 # and the statezip program with its man page and README.
+# Each file belongs to a component, which cmake/package.cmake makes a Debian package of: lib (the
+# shared library), dev (header, static library, the .so link, statezip.pc, the CMake package), cli
+# (the program, man page, docs, Python module). A plain `cmake --install` installs them all.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS statezip_shared EXPORT statezipTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS statezip_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT lib
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+install(TARGETS statezip_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 install(FILES include/statezip.h ${PROJECT_BINARY_DIR}/include/statezip_version.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS statezip RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES docs/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(TARGETS statezip RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
+install(FILES docs/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE
+  DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
 # The Python module (ctypes; it loads libstatezip.so.<major> from the system's library path).
 set(STATEZIP_INSTALL_PYTHONDIR "lib/python3/dist-packages" CACHE STRING
   "where the Python module goes, relative to the prefix (Debian's path for the /usr prefix)")
-install(DIRECTORY python/statezip DESTINATION ${STATEZIP_INSTALL_PYTHONDIR}
+install(DIRECTORY python/statezip DESTINATION ${STATEZIP_INSTALL_PYTHONDIR} COMPONENT cli
   PATTERN "__pycache__" EXCLUDE)
 
 # statezip.pc finds its prefix from its own place (${pcfiledir}), so the tree can be installed
@@ -43,14 +47,14 @@ else()
   set(STATEZIP_HTSCODECS_LINK "-L${STATEZIP_HTSCODECS_DIR} -lhtscodecs")
 endif()
 configure_file(cmake/statezip.pc.in ${PROJECT_BINARY_DIR}/statezip.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/statezip.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/statezip.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
 set(STATEZIP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/statezip)
-install(EXPORT statezipTargets NAMESPACE statezip:: DESTINATION ${STATEZIP_CMAKE_DIR})
+install(EXPORT statezipTargets NAMESPACE statezip:: DESTINATION ${STATEZIP_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(cmake/statezipConfig.cmake.in ${PROJECT_BINARY_DIR}/statezipConfig.cmake
   INSTALL_DESTINATION ${STATEZIP_CMAKE_DIR})
 # 0.x: minor versions may change the API; from 1.0 on, the major version (the SONAME) decides.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/statezipConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/statezipConfig.cmake ${PROJECT_BINARY_DIR}/statezipConfigVersion.cmake
-  DESTINATION ${STATEZIP_CMAKE_DIR})
+  DESTINATION ${STATEZIP_CMAKE_DIR} COMPONENT dev)

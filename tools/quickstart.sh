@@ -16,6 +16,8 @@ what="${1:-test}"
 
 packages=(build-essential cmake pkg-config liblz4-dev libzstd-dev liblzma-dev libcli11-dev catch2
           libxxhash-dev libhtscodecs-dev zstd xz-utils lz4 python3 time)
+# dpkg-dev (dpkg-shlibdeps) and file: cpack -G DEB, which the capi.deb test runs
+[ "$what" = test ] && packages+=(dpkg-dev file)
 [ "$what" = test ] && packages+=(clang libclang-rt-14-dev)
 command -v node >/dev/null || packages+=(nodejs npm)
 missing=()
