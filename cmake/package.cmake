@@ -12,7 +12,9 @@ endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME statezip)
 set(CPACK_PACKAGE_VENDOR "statezip")
-set(CPACK_PACKAGE_CONTACT "statezip developers <statezip@localhost>")
+# Debian requires a Maintainer field: whoever builds packages for distribution sets their own.
+set(STATEZIP_DEB_MAINTAINER "statezip developers <statezip@localhost>" CACHE STRING "Maintainer field of the .deb packages")
+set(CPACK_PACKAGE_CONTACT "${STATEZIP_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "lossless compressor for llama.cpp state files")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -24,7 +26,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # name_version_arch.deb
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/statezip/statezip")
 
 # The library package is named after the SONAME, so that a new SONAME is a new package that
 # can be installed beside the old one.
