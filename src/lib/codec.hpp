@@ -56,6 +56,14 @@ public:
     // codecs that can write in place override it and save a copy. On a throw, `dst` may hold
     // anything. Default: decode, then copy.
     virtual void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const;
+    // decode for codecs whose decode_into writes every byte or throws: grows `out` by
+    // `out_size` without zero-filling it (bytes.hpp) and decodes into the new bytes. Call it
+    // once the sizes are checked, so that nothing unjustified is allocated.
+    void decode_appending(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const {
+        const size_t base = out.size();
+        out.resize(base + out_size);
+        decode_into(in, params, out_size, out.data() + base);
+    }
     // The spec string for these parameters, e.g. "zstd:19:long".
     virtual std::string describe(ByteSpan params) const { (void)params; return std::string(name()); }
     // The shape of this codec's output, for the next stage's parameters (e.g. trim leaves

@@ -160,9 +160,7 @@ public:
         // Sizes checked before allocating.
         if (in[0] == kModeRans) check_coded(in.subspan(1), out_size);
         else if (in[0] == kModeStored && in.size() - 1 != out_size) throw Error("rans: stored size does not match");
-        const size_t base = out.size();
-        out.resize(base + out_size);  // not zero-filled (bytes.hpp): decode_into writes every byte or throws
-        decode_into(in, params, out_size, out.data() + base);
+        decode_appending(in, params, out_size, out);
     }
     static void check_coded(ByteSpan body, size_t out_size) {
         if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < 2 || body.size() >= out_size)

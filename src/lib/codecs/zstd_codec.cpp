@@ -57,9 +57,7 @@ public:
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);
         check_frame_holds(in, out_size);
-        const size_t base = out.size();
-        out.resize(base + out_size);  // not zero-filled (bytes.hpp): decode_into writes every byte or throws
-        decode_into(in, params, out_size, out.data() + base);
+        decode_appending(in, params, out_size, out);
     }
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         check_params(params);
