@@ -85,6 +85,14 @@ TEST_CASE("compact: a one-chunk file costs at most 40 bytes of container", "[con
         INFO("size " << n << " -> " << c.size());
         CHECK(c.size() <= n + 40);
     }
+    // With a zstd stage (its two parameter bytes are part of the record).
+    opt.codec.all = "zstd:3";
+    const Bytes zeros(64, 0);
+    const Bytes z = compress_bytes(zeros, opt);
+    const CompactFile f = compact_file(z);
+    REQUIRE(f.chunks.size() == 1);
+    CHECK(z.size() - (f.chunks[0].end - f.chunks[0].payload) <= 40);
+    CHECK(decompress_bytes(z) == zeros);
     opt.container = ContainerLayout::Fixed;
     const Bytes old = compress_bytes(random_bytes(28, 1), opt);
     CHECK(old.size() > 28 + 200);  // what versions 1/2 cost
@@ -156,12 +164,12 @@ TEST_CASE("compact: unknown codecs, absurd sizes and unknown flags are refused w
     REQUIRE(f.chunks.size() == 1);
     const CompactRecord& r = f.chunks[0];
 
-    // The first stage's tag (raw_size and stored_size are one and two bytes here).
+    // The first stage's tag (raw_size and stored_size are two bytes and one or two here).
     Bytes k = c;
-    const size_t stage = r.start + wire::varint_size(3000) + wire::varint_size(r.end - r.payload) + 1;
-    REQUIRE(k[stage] >> 1 == find_codec("zstd")->id());
-    k[stage] = 0x91;  // codec 200 with parameters: (200 << 1 | 1) = 401, two varint bytes 0x91 0x03
-    k.insert(k.begin() + long(stage) + 1, 0x03);
+    const size_t stage = r.start + wire::varint_size(3000) + wire::varint_size(r.end - r.payload);
+    REQUIRE(k[stage] == (find_codec("zstd")->id() << 2 | 3));  // with parameters, the last stage
+    k[stage] = 0xa3;  // codec 200: (200 << 2 | 3) = 803, two varint bytes 0xa3 0x06
+    k.insert(k.begin() + long(stage) + 1, 0x06);
     CompactRecord moved = r;
     ++moved.sums, ++moved.payload, ++moved.end;
     rehash_compact_chunk(k, f, moved);
@@ -220,4 +228,27 @@ TEST_CASE("compact: versions 1, 2 and 3 of the same input decode alike", "[conta
     CHECK(version_of(v2) == 2);
     CHECK(version_of(v3) == 3);
     for (const Bytes* c : {&v1, &v2, &v3}) CHECK(decompress_bytes(*c) == in);
+}
+
+TEST_CASE("compact: the header alone is checked through the first record when the stream holds it", "[container][compact]") {
+    const Bytes in = random_bytes(5000, 12);
+    CompressOptions opt;
+    opt.properties = {{"lossy", "some text to flip", false}};
+    const Bytes c = compress_bytes(in, opt);
+    const CompactFile f = compact_file(c);
+    MemoryStream whole(c);
+    CHECK(read_checked_header(whole).original_size == in.size());
+    // A flip inside the property's text still parses: only the first record's check can tell.
+    const std::string text = "some text to flip";
+    const auto at = std::search(c.begin(), c.end(), text.begin(), text.end());
+    REQUIRE(at != c.end());
+    REQUIRE(size_t(at - c.begin()) < f.header_end);
+    Bytes flipped = c;
+    flipped[size_t(at - c.begin())] ^= 1;
+    MemoryStream bad(flipped);
+    CHECK_THROWS_WITH(read_checked_header(bad), Catch::Contains("checksum mismatch in chunk 0"));
+    // The first bytes of a file (the header, part of the first record) still give its header.
+    const Bytes prefix(c.begin(), c.begin() + long(f.header_end) + 5);
+    MemoryStream head(prefix);
+    CHECK(read_checked_header(head).property("lossy")->value == text);
 }

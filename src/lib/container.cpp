@@ -355,7 +355,12 @@ ContainerReader::ContainerReader(InputStream& in) : in_(in) {
 }
 
 void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
-    read_exact(in_, dst, n, pos_, what);
+    try {
+        read_exact(in_, dst, n, pos_, what);
+    } catch (const DataError&) {
+        ran_out_ = true;
+        throw;
+    }
     pos_ += n;
 }
 

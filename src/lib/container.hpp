@@ -143,6 +143,7 @@ public:
     uint32_t chunks_read() const { return n_chunks_; }
 
     uint16_t version() const { return version_; }
+    bool ran_out() const { return ran_out_; }  // a read failed at the end of the stream
 
 private:
     friend class StreamFeed;
@@ -174,7 +175,13 @@ private:
     std::unique_ptr<Hasher> end_check_;
     uint64_t last_raw_hash_ = 0;
     uint32_t section_cursor_ = 0;
+    bool ran_out_ = false;
 };
+
+// The header of a .stz stream, checked: in versions 1 and 2 by its own checksum; in version 3
+// by the first record's check (which covers it) when the stream holds that record. A stream
+// that ends before it (the first bytes of a file) gives the header as parsed.
+ContainerHeader read_checked_header(InputStream& in);
 
 struct ContainerListing {
     ContainerHeader header;

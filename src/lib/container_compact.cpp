@@ -305,6 +305,18 @@ void ContainerReader::read_compact_end(uint64_t start) {
     ended_ = true;
 }
 
+ContainerHeader read_checked_header(InputStream& in) {
+    ContainerReader r(in);
+    if (r.version() == kStzVersionCompact) {
+        try {
+            (void)r.next(PayloadCheck::Now);
+        } catch (const DataError&) {
+            if (!r.ran_out()) throw;
+        }
+    }
+    return r.header();
+}
+
 // ---- listing ----
 
 namespace {

@@ -127,10 +127,9 @@ const uint8_t* SpanFeed::take(size_t n, const char* what) {
 void CompactChunkHead::encode(Bytes& out) const {
     put_varint(out, raw_size);
     put_varint(out, stored_size);
-    out.push_back(static_cast<uint8_t>(stages.size()));
     for (size_t i = 0; i < stages.size(); ++i) {
         const CompactStage& s = stages[i];
-        put_varint(out, uint64_t(s.codec) << 1 | (s.params.empty() ? 0 : 1));
+        put_varint(out, uint64_t(s.codec) << 2 | (s.params.empty() ? 0 : 2) | (i + 1 == stages.size() ? 1 : 0));
         if (!s.params.empty()) {
             put_varint(out, s.params.size());
             append_bytes(out, s.params);
@@ -145,21 +144,21 @@ CompactChunkHead CompactChunkHead::decode(ByteFeed& f) {
     h.raw_size = get_varint(f, "chunk record");
     if (h.raw_size == 0) return h;  // the end record
     h.stored_size = get_varint(f, "chunk record");
-    const uint8_t n = *f.take(1, "chunk record");
-    if (n == 0 || n > kMaxStages)
-        throw DataError(std::to_string(n) + " codec stages (1 to " + std::to_string(kMaxStages) + " allowed)", at);
-    for (uint8_t i = 0; i < n; ++i) {
+    for (bool last = false; !last;) {
+        if (h.stages.size() == kMaxStages)
+            throw DataError("more than " + std::to_string(kMaxStages) + " codec stages", at);
         CompactStage s;
         const uint64_t tag = get_varint(f, "codec stage");
-        if (tag >> 1 > 0xff) throw DataError("unknown codec id " + std::to_string(tag >> 1) + " (written by a newer statezip?)", at);
-        s.codec = static_cast<uint8_t>(tag >> 1);
-        if (tag & 1) {
+        if (tag >> 2 > 0xff) throw DataError("unknown codec id " + std::to_string(tag >> 2) + " (written by a newer statezip?)", at);
+        s.codec = static_cast<uint8_t>(tag >> 2);
+        last = tag & 1;
+        if (tag & 2) {
             const uint64_t len = get_varint(f, "codec parameters");
             if (len == 0 || len > kMaxParamBytes) throw DataError("bad codec parameter length", f.offset());
             const uint8_t* p = f.take(size_t(len), "codec parameters");
             s.params.assign(p, p + len);
         }
-        s.input_size = i == 0 ? h.raw_size : get_varint(f, "codec stage");
+        s.input_size = h.stages.empty() ? h.raw_size : get_varint(f, "codec stage");
         h.stages.push_back(std::move(s));
     }
     return h;

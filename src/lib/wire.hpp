@@ -136,16 +136,16 @@ private:
     size_t pos_ = 0;
 };
 
-// One codec stage of a compact chunk head: varint (codec << 1 | has parameters), then, with
-// parameters, varint length (1..255) and the bytes; every stage after the first then its
-// varint input size (the first stage's input is the chunk's raw size).
+// One codec stage of a compact chunk head: varint (codec << 2 | has parameters << 1 | last
+// stage), then, with parameters, varint length (1..255) and the bytes; every stage after the
+// first then its varint input size (the first stage's input is the chunk's raw size).
 struct CompactStage {
     uint8_t codec = 0;
     uint64_t input_size = 0;
     Bytes params;
 };
 // A compact chunk head: varint raw_size (0: this is the end record, nothing else follows in
-// the head), varint stored_size, u8 stage count, the stages. Then u64 raw_hash and u64 check
+// the head), varint stored_size, the stages (1..kMaxStages, the last one flagged). Then u64 raw_hash and u64 check
 // (CompactChecksums), then the payload. The section and the raw offset are implied: chunks
 // are in file order and tile the original, and each lies in the section that holds its first byte.
 struct CompactChunkHead {
@@ -153,17 +153,17 @@ struct CompactChunkHead {
     uint64_t stored_size = 0;
     std::vector<CompactStage> stages;
     void encode(Bytes& out) const;
-    // Unpacks a head (1..kMaxStages stages, parameter lengths 1..kMaxParamBytes, codec ids
-    // that fit a byte); the values are checked by the reader.
+    // Unpacks a head (at most kMaxStages stages, parameter lengths 1..kMaxParamBytes, codec
+    // ids that fit a byte); the values are checked by the reader.
     static CompactChunkHead decode(ByteFeed& f);
 };
 inline constexpr uint8_t kCompactEndTag = 0;  // the end record: a head of raw size 0
 inline constexpr size_t kCompactChecksumBytes = 16;  // raw_hash u64, check u64
 // The largest compact head with its checksums (8 stages of 255 parameter bytes, every size 10 bytes).
 inline constexpr size_t kMaxCompactRecordHead =
-    2 * kMaxVarintBytes + 1 + kMaxStages * (1 + 2 + kMaxParamBytes + kMaxVarintBytes) + kCompactChecksumBytes;
+    2 * kMaxVarintBytes + kMaxStages * (2 + 2 + kMaxParamBytes + kMaxVarintBytes) + kCompactChecksumBytes;
 // The smallest: raw and stored size, one stage without parameters, the checksums.
-inline constexpr size_t kMinCompactRecordHead = 1 + 1 + 1 + 1 + kCompactChecksumBytes;
+inline constexpr size_t kMinCompactRecordHead = 1 + 1 + 1 + kCompactChecksumBytes;
 
 // The bytes every compact record check starts with: XXH3-64 of the header as stored (the
 // header has no checksum of its own: each record's check covers it), and for a chunk its raw
