@@ -252,3 +252,19 @@ TEST_CASE("compact: the header alone is checked through the first record when th
     MemoryStream head(prefix);
     CHECK(read_checked_header(head).property("lossy")->value == text);
 }
+
+TEST_CASE("compact: thousands of one-byte chunks list and decode", "[container][compact]") {
+    const Bytes raw = random_bytes(5000, 13);
+    const Bytes c = chunked_stz(raw, {1000, 0, 4000}, 1);
+    CHECK(decompress_bytes(c) == raw);
+    const ContainerListing L = listing(c);
+    REQUIRE(L.index.size() == 5000);
+    CHECK(L.index.front().section == 0);
+    CHECK(L.index.back().section == 2);  // the empty section holds no chunk
+    CHECK(L.content_hash == XXH3_64bits(raw.data(), raw.size()));
+    uint64_t at = 0;
+    for (const auto& e : L.index) {
+        CHECK(e.container_offset > at);
+        at = e.container_offset;
+    }
+}

@@ -340,6 +340,29 @@ void check_only_chunk(InputSource& in, uint64_t at, size_t head_bytes, uint64_t 
     if (h.digest() != load_le<uint64_t>(head.data() + head.size() - 8)) throw DataError("checksum mismatch in chunk 0", at);
 }
 
+// Reads `in` a window at a time, so that walking many small records costs about one read per
+// 4 KiB of file, not one per record.
+class ReadAhead {
+public:
+    explicit ReadAhead(InputSource& in) : in_(in) {}
+    // At least min(need, bytes left) bytes from `pos` on.
+    ByteSpan at(uint64_t pos, size_t need) {
+        const uint64_t want = std::min<uint64_t>(need, in_.size() - pos);
+        if (pos < start_ || pos + want > start_ + buf_.size()) {
+            start_ = pos;
+            buf_.resize(size_t(std::min<uint64_t>(std::max<size_t>(need, kWindow), in_.size() - pos)));
+            in_.read_at(pos, buf_.data(), buf_.size());
+        }
+        return ByteSpan(buf_).subspan(size_t(pos - start_));
+    }
+
+private:
+    static constexpr size_t kWindow = 4096;
+    InputSource& in_;
+    uint64_t start_ = 0;
+    Bytes buf_;
+};
+
 }  // namespace
 
 ContainerListing list_compact_container(InputSource& in) {
@@ -363,10 +386,9 @@ ContainerListing list_compact_container(InputSource& in) {
     uint32_t section = 0;
     size_t only_head = 0;
     uint64_t only_stored = 0, only_raw_hash = 0;
-    Bytes window;
+    ReadAhead ahead(in);
     for (;;) {
-        window.resize(size_t(std::min<uint64_t>(size - at, wire::kMaxCompactRecordHead)));
-        in.read_at(at, window.data(), window.size());
+        const ByteSpan window = ahead.at(at, wire::kMaxCompactRecordHead);
         SpanFeed f(window, at);
         const wire::CompactChunkHead head = wire::CompactChunkHead::decode(f);
         if (head.raw_size == 0) break;
