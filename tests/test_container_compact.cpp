@@ -2,6 +2,8 @@
 // inputs, the same content as the fixed-width layout in fewer bytes, at most 40 bytes of
 // container for a one-chunk file, listing, and clear messages for edited records.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 #include <xxhash.h>
 
 #include "compact_util.hpp"
@@ -267,4 +269,28 @@ TEST_CASE("compact: thousands of one-byte chunks list and decode", "[container][
         CHECK(e.container_offset > at);
         at = e.container_offset;
     }
+}
+
+TEST_CASE("compact: golden version 3 files still decode to the same bytes", "[container][compact][golden]") {
+    const std::string dir = std::string(STATEZIP_TEST_DATA) + "/golden-container-3";
+    std::ifstream m(dir + "/MANIFEST.tsv");
+    std::string line;
+    size_t files = 0;
+    while (std::getline(m, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream fields(line);
+        std::string file, hex;
+        uint64_t size = 0;
+        fields >> file >> size >> hex;
+        INFO(file);
+        const Bytes packed = read_file(dir + "/" + file);
+        REQUIRE(packed.size() >= wire::kCompactFixedBytes);
+        CHECK(version_of(packed) == kStzVersionCompact);
+        const Bytes raw = decompress_bytes(packed);
+        CHECK(raw.size() == size);
+        CHECK(XXH3_64bits(raw.data(), raw.size()) == std::stoull(hex, nullptr, 16));
+        CHECK(listing(packed).content_hash == std::stoull(hex, nullptr, 16));
+        ++files;
+    }
+    CHECK(files == 8);
 }
