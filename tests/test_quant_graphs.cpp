@@ -95,6 +95,13 @@ TEST_CASE("qctx round-trips every block layout: rows, records, partial blocks, e
             append_bytes(records, channel_blocks(t, 3, 1, 20 + r));
         }
         CHECK(roundtrip(pr, records) == records);
+        Bytes noisy;  // records whose quants do not depend on the channel: mode 0 (rANS)
+        DataShape big = rec;
+        big.record_bytes = 12 + 40 * W;
+        const Pipeline pb = parse_pipeline("qctx", big);
+        for (int r = 0; r < 6; ++r) append_bytes(noisy, random_bytes(12 + 40 * W, 40 + r));
+        CHECK(encode_pipeline(pb, noisy).payload[0] == 0);
+        CHECK(roundtrip(pb, noisy) == noisy);
         Bytes out;
         CHECK_THROWS_AS(pr.stages[0].codec->encode(ByteSpan(records).first(records.size() - 1), pr.stages[0].params, out), Error);
     }
@@ -144,6 +151,21 @@ TEST_CASE("qctx refuses hostile parameters and payloads with an error", "[quant]
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, good, data.size(), out), Error);
     }
+    // Mode 0 (noise: no model per channel): a range-coder length past the payload.
+    const Bytes noise = random_bytes(50 * 2 * 24, 3);
+    Bytes noise_payload;
+    q->encode(noise, good, noise_payload);
+    REQUIRE(noise_payload[0] == 0);
+    out.clear();
+    CHECK_NOTHROW(q->decode(noise_payload, good, noise.size(), out));
+    CHECK(out == noise);
+    Bytes long_rc = noise_payload;
+    store_le<uint32_t>(long_rc.data() + 1, static_cast<uint32_t>(long_rc.size()));
+    for (const Bytes& bad : {long_rc, Bytes(noise_payload.begin(), noise_payload.begin() + 3),
+                             Bytes(noise_payload.begin(), noise_payload.end() - 5)}) {
+        out.clear();
+        CHECK_THROWS_AS(q->decode(bad, good, noise.size(), out), Error);
+    }
     for (uint64_t seed = 0; seed < 20; ++seed) {
         out.clear();
         const Bytes junk = random_bytes(40, seed);
@@ -153,7 +175,7 @@ TEST_CASE("qctx refuses hostile parameters and payloads with an error", "[quant]
         }
         CHECK(out.size() <= data.size());
     }
-    CHECK(q->max_decoded_size(good, 10) >= 10 * 256);
+    CHECK(q->max_decoded_size(good, 10) >= 10 * 128 * 24);
 }
 
 TEST_CASE("headdup: groups of equal segments keep one copy; anything else is copied", "[quant][heads]") {

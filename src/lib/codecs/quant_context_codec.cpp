@@ -9,11 +9,13 @@
 // Parameters: u8 layout (0 q8_0, 1 q4_0 / iq4_nl, 2 q4_1, 3 q5_0, 4 q5_1; 5 = data that are
 // not such blocks, copied unchanged, so that one spec serves every section), u16 blocks per
 // row (1..kMaxCols; the channel of value j of block i is (i mod cols) * 32 + j), u8 rate
-// (of the models per channel; the shared model adapts at kSharedRate).
+// (of the models per channel).
 // Records (a gathered run of K layers, each after its small header): u64 record bytes and u8
 // head bytes follow; every head is coded (XOR the head before) ahead of its record's blocks.
-// Payload: a mode byte (0 shared model, 1 a model per channel), the range coder's bytes, then
-// the input's partial last block verbatim (its length follows from the output size).
+// Payload: a mode byte; mode 1 (a model per channel): the range coder's bytes; mode 0: u32
+// length of the range coder's bytes (heads, scales), those bytes, then a rans:1 stage's
+// output of the bytes after the scales of every block, channel-major. Then the input's
+// partial last block verbatim (its length follows from the output size).
 #include <cmath>
 #include <iterator>
 #include <type_traits>
@@ -28,9 +30,9 @@ namespace stz {
 namespace {
 
 constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4, kScaleRate = 4;
-// One model for every channel sees a stationary mix: it adapts slowly (random-weight K of the
-// corpus: 2.2 % larger at rate 4, within 0.4 % of static order-0 rANS at 7).
-constexpr unsigned kSharedRate = 7;
+// Where a model per channel does not pay (the random-weight model's K) the bytes after the
+// scales go, channel-major, through order-1 rANS: as small as an adaptive shared model and
+// at rANS's speed instead of a binary decision per bit.
 constexpr unsigned kElems = 32;
 
 struct BlockLayout {
@@ -93,16 +95,19 @@ void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
 }
 
 // A model per channel pays when the order-0 cost per channel plus each channel's learning
-// (about half a log2(n) bits per symbol it uses) is below the shared model's.
+// (about half a log2(n) bits per symbol it uses) is below the shared model's. `block(i)` is
+// block i of the chunk. (A heavier learning term, with which symbols are used, chose the
+// shared model for the corpus's hd32 q8_0 K, where a model per channel is 7 % smaller.)
 // (On the first blocks at most: the channels' statistics show early and the count stays cheap.)
 constexpr size_t kEstimateBlocks = 8192;
-bool per_channel_pays(const BlockLayout& L, const uint8_t* in, size_t n, unsigned cols) {
+template <typename BlockAt>
+bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
     n = std::min(n, kEstimateBlocks);
     const unsigned A = 1u << L.bits, lanes = cols * kElems;
     std::vector<uint32_t> count(size_t(lanes) * A, 0), all(A, 0);
     uint8_t v[kElems];
     for (size_t i = 0; i < n; ++i) {
-        unpack(L, in + i * L.bytes, v);
+        unpack(L, block(i), v);
         uint32_t* c = &count[size_t(i % cols) * kElems * A];
         for (unsigned j = 0; j < kElems; ++j) ++c[j * A + v[j]], ++all[v[j]];
     }
@@ -149,6 +154,7 @@ void code_tree(Coder& rc, uint16_t* tree, unsigned bits, unsigned& sym, unsigned
 }
 
 // Codes (or decodes into) block i: scales, then the values. `prev` is the block one row up.
+// Mode 0 codes the scales only (the rest of the block goes through rANS).
 template <typename Coder>
 void code_block(Coder& rc, Models& m, const QParams& q, size_t i, uint8_t* b, const uint8_t* prev) {
     constexpr bool enc = std::is_same_v<Coder, RangeEncoder>;
@@ -159,11 +165,12 @@ void code_block(Coder& rc, Models& m, const QParams& q, size_t i, uint8_t* b, co
         code_tree(rc, m.lo_tree(f, hi), 8, lo, kScaleRate);
         if (!enc) b[2 * f + 1] = static_cast<uint8_t>(hi), b[2 * f] = static_cast<uint8_t>(lo);
     }
+    if (m.lanes == 1) return;
     uint8_t v[kElems];
     if (enc) unpack(L, b, v);
     for (unsigned j = 0; j < kElems; ++j) {
         unsigned s = v[j];
-        code_tree(rc, m.value_tree(i, q.cols, j), L.bits, s, m.lanes == 1 ? kSharedRate : q.rate);
+        code_tree(rc, m.value_tree(i, q.cols, j), L.bits, s, q.rate);
         v[j] = static_cast<uint8_t>(s);
     }
     if (!enc) pack(L, v, b);
@@ -198,6 +205,23 @@ void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8
         code_tree(rc, m.heads, 8, d, kScaleRate);
         if constexpr (!std::is_same_v<Coder, RangeEncoder>) dst[r * q.record + k] = static_cast<uint8_t>(before ? d ^ before[k] : d);
     }
+}
+
+// Mode 0: the bytes after the scales of every block, channel-major (for each column of the
+// row, each byte position, the rows in order: order-1 context is the same byte one row up).
+struct PayloadPlane {
+    size_t skip, per, cols, rows;  // scale bytes; payload bytes per block; columns and rows of blocks
+    PayloadPlane(const QParams& q, size_t blocks)
+        : skip(q.layout.has_min ? 4 : 2), per(q.layout.bytes - skip), cols(blocks % q.cols ? 1 : q.cols),
+          rows(cols ? blocks / cols : 0) {}
+    size_t size() const { return rows * cols * per; }
+    size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
+};
+
+const Codec& rans() { return *find_codec("rans"); }
+const Bytes& rans_order1() {
+    static const Bytes p = rans().make_params({"1"}, DataShape{});
+    return p;
 }
 
 class QuantContextCodec final : public Codec {
@@ -237,9 +261,12 @@ public:
         if (!q.layout.bytes) return append_bytes(out, in);
         if (q.record && in.size() % q.record) throw Error("qctx: the input is not a whole number of records");
         const Geometry g(q, in.size());
-        const bool per_channel = g.blocks && per_channel_pays(q.layout, g.block(in.data(), 0), g.per_record, q.cols);
+        const bool per_channel =
+            g.blocks && per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
         Models m(q, per_channel);
         out.push_back(per_channel ? 1 : 0);
+        const size_t len_at = out.size();
+        if (!per_channel) append_le<uint32_t>(out, 0);  // the range coder's length, set below
         Bytes block(q.layout.bytes);
         {
             RangeEncoder rc(out);
@@ -249,6 +276,18 @@ public:
                 code_block(rc, m, q, i, block.data(), i >= q.cols ? g.block(in.data(), i - q.cols) : nullptr);
             }
             rc.finish();
+        }
+        if (!per_channel) {
+            const size_t rc_len = out.size() - len_at - 4;
+            if (rc_len > UINT32_MAX) throw Error("qctx: chunk too large");
+            store_le<uint32_t>(out.data() + len_at, static_cast<uint32_t>(rc_len));
+            const PayloadPlane pp(q, g.blocks);
+            Bytes plane(pp.size());
+            for (size_t i = 0; i < g.blocks; ++i) {
+                const uint8_t* b = g.block(in.data(), i) + pp.skip;
+                for (size_t k = 0; k < pp.per; ++k) plane[pp.at(i, k)] = b[k];
+            }
+            if (!plane.empty()) rans().encode(plane, rans_order1(), out);
         }
         out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
     }
@@ -261,16 +300,35 @@ public:
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
         if (in.size() < 1 + g.tail || in[0] > 1) throw Error("qctx: bad block");
-        Models m(q, in[0] == 1);
+        const bool per_channel = in[0] == 1;
+        ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
+        if (!per_channel) {
+            if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad block");
+            const uint32_t rc_len = load_le<uint32_t>(body.data());
+            coded = body.subspan(4, rc_len);
+            plane_payload = body.subspan(4 + size_t(rc_len));
+        }
+        Models m(q, per_channel);
         const size_t base = out.size();
         out.resize(base + out_size);
         uint8_t* o = out.data() + base;
-        RangeDecoder rc(in.subspan(1, in.size() - 1 - g.tail));
+        RangeDecoder rc(coded);
         for (size_t i = 0; i < g.blocks; ++i) {
             if (q.record && i % g.per_record == 0) code_head(rc, m, q, o, o, i / g.per_record);
             code_block(rc, m, q, i, g.block(o, i), i >= q.cols ? g.block(o, i - q.cols) : nullptr);
         }
         if (rc.overran()) throw Error("qctx: corrupt stream");
+        if (!per_channel) {
+            const PayloadPlane pp(q, g.blocks);
+            Bytes plane;
+            if (pp.size()) rans().decode(plane_payload, rans_order1(), pp.size(), plane);
+            else if (!plane_payload.empty()) throw Error("qctx: bad block");
+            if (plane.size() != pp.size()) throw Error("qctx: bad quant plane");
+            for (size_t i = 0; i < g.blocks; ++i) {
+                uint8_t* b = g.block(o, i) + pp.skip;
+                for (size_t k = 0; k < pp.per; ++k) b[k] = plane[pp.at(i, k)];
+            }
+        }
         std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
     }
     DataShape output_shape(const DataShape& in) const override {
@@ -278,15 +336,16 @@ public:
         s.record_bytes = s.record_head = 0;
         return s;
     }
-    // One binary decision per input bit of a whole block (scales: 8 per byte; values: `bits`
-    // each, which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per
-    // input byte, + the mode byte, the coder's flush and the tail.
+    // Mode 1: one binary decision per input bit (scales: 8 per byte; values: `bits` each,
+    // which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per input byte.
+    // Mode 0: the scales so, the rest through rANS (at most its input + 1). + the mode byte,
+    // the length, the coder's flush and the tail.
     size_t max_encoded_size(size_t n) const override { return n > SIZE_MAX / 4 ? SIZE_MAX : 2 * n + 64; }
     // Each decision shrinks the range by at least 0.0049 bits: fewer than 2048 decisions per
-    // coded byte, and a block needs 8 per byte of it; + the tail (under one block).
+    // coded byte, and a block takes at least 16 (its scale): at most 128 blocks per coded byte.
     uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const override {
-        (void)read_qparams(params);
-        return saturating_mul_add(encoded, 256, 64);
+        const QParams q = read_qparams(params);
+        return q.layout.bytes ? saturating_mul_add(encoded, 128 * uint64_t(q.layout.bytes), 64) : encoded;
     }
 };
 
