@@ -109,7 +109,9 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     if (p == Preset::Default) return graph;
     std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
     if (block && !value) model = trim + "qctx";  // the default's graph: the third alternative is planes
-    if (block && !value) return model + "|" + trim + "fields+lzma:9e|" + trim + "planes(top=rans:1,q=rans:1,rest=zstd:3)";
+    // Quant K: both alternatives know records, so the small layers are still gathered (lzma
+    // on the fields was never the smallest on the corpus's quant K once qctx was there).
+    if (block && !value) return model + "|" + trim + "planes(top=rans:1,q=lzma:9e,rest=zstd:3)";
     return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
 }
 
