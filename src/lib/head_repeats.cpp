@@ -11,6 +11,7 @@ namespace {
 // Work bounds: the check reads at most this much per section and looks at this many
 // sections (a hostile file may have a million), so it stays a small fraction of a read.
 constexpr size_t kMaxProbedSections = 4096;
+constexpr uint64_t kMaxProbedBytes = 16u << 20;  // read in all
 constexpr uint64_t kMinSectionBytes = 1024;
 constexpr unsigned kSampleRows = 8;
 constexpr uint64_t kMaxSampleRowBytes = 64 << 10;
@@ -90,12 +91,15 @@ Repeat probe_channels(InputSource& in, const Section& s) {
 std::optional<ParsedFile> find_head_repeats(InputSource& in, const ParsedFile& parsed) {
     std::optional<ParsedFile> out;
     size_t probed = 0;
-    for (size_t i = 0; i < parsed.sections.size() && probed < kMaxProbedSections; ++i) {
+    uint64_t read = 0;
+    for (size_t i = 0; i < parsed.sections.size() && probed < kMaxProbedSections && read < kMaxProbedBytes; ++i) {
         const Section& s = parsed.sections[i];
         if ((s.kind != SectionKind::KvKey && s.kind != SectionKind::KvValue) || s.size < kMinSectionBytes ||
             elem_type_info(s.type).kind == ElemKind::Bytes || !s.row_bytes() || s.rows * s.row_bytes() != s.size)
             continue;
         ++probed;
+        read += s.transposed ? std::min(s.rows, kMaxProbedChannelRows) * kChannelPrefixBytes
+                             : kSampleRows * std::min(s.row_bytes(), kMaxSampleRowBytes);
         const Repeat rep = s.transposed ? probe_channels(in, s) : probe_rows(in, s);
         if (!rep.group || rep.seg * rep.group > UINT32_MAX) continue;
         if (!out) out = parsed;
