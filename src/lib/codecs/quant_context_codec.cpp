@@ -136,13 +136,12 @@ struct Models {
     }
     uint16_t* hi_tree(unsigned field, unsigned ctx) { return &scales[(size_t(field) * 513 + ctx) * 256]; }
     uint16_t* lo_tree(unsigned field, unsigned hi) { return &scales[(size_t(field) * 513 + 257 + hi) * 256]; }
-    uint16_t* value_tree(size_t i, unsigned cols, unsigned j) {
-        return &values[(lanes == 1 ? 0 : (size_t(i % cols) * kElems + j)) * A];
-    }
+    // The trees of block i's 32 channels, one after another (A entries each).
+    uint16_t* value_trees(size_t i, unsigned cols) { return &values[size_t(i % cols) * kElems * A]; }
 };
 
 template <typename Coder>
-void code_tree(Coder& rc, uint16_t* tree, unsigned bits, unsigned& sym, unsigned rate) {
+[[gnu::always_inline]] inline void code_tree(Coder& rc, uint16_t* tree, unsigned bits, unsigned& sym, unsigned rate) {
     unsigned node = 1;
     for (int k = static_cast<int>(bits) - 1; k >= 0; --k) {
         unsigned b;
@@ -151,6 +150,17 @@ void code_tree(Coder& rc, uint16_t* tree, unsigned bits, unsigned& sym, unsigned
         node = (node << 1) | b;
     }
     sym = node & ((1u << bits) - 1);
+}
+
+// The 32 values of a block, each through its channel's tree; the value width a constant, so
+// the tree walk unrolls.
+template <unsigned Bits, typename Coder>
+void code_values(Coder& rc, uint16_t* trees, uint8_t* v, unsigned rate) {
+    for (unsigned j = 0; j < kElems; ++j, trees += 1u << Bits) {
+        unsigned s = v[j];
+        code_tree(rc, trees, Bits, s, rate);
+        v[j] = static_cast<uint8_t>(s);
+    }
 }
 
 // Codes (or decodes into) block i: scales, then the values. `prev` is the block one row up.
@@ -168,11 +178,10 @@ void code_block(Coder& rc, Models& m, const QParams& q, size_t i, uint8_t* b, co
     if (m.lanes == 1) return;
     uint8_t v[kElems];
     if (enc) unpack(L, b, v);
-    for (unsigned j = 0; j < kElems; ++j) {
-        unsigned s = v[j];
-        code_tree(rc, m.value_tree(i, q.cols, j), L.bits, s, q.rate);
-        v[j] = static_cast<uint8_t>(s);
-    }
+    uint16_t* trees = m.value_trees(i, q.cols);
+    if (L.bits == 4) code_values<4>(rc, trees, v, q.rate);
+    else if (L.bits == 5) code_values<5>(rc, trees, v, q.rate);
+    else code_values<8>(rc, trees, v, q.rate);
     if (!enc) pack(L, v, b);
 }
 
