@@ -61,7 +61,7 @@ Bytes channel_blocks(ElemType t, size_t rows, size_t cols, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("qctx round-trips every block layout: rows, records, partial blocks, empty", "[quant]") {
+TEST_CASE("qctx round-trips every block layout with rows and records and partial blocks", "[quant]") {
     for (ElemType t : kBlockTypes) {
         INFO(elem_type_info(t).name);
         const uint64_t W = elem_type_info(t).block_bytes;
@@ -178,7 +178,7 @@ TEST_CASE("qctx refuses hostile parameters and payloads with an error", "[quant]
     CHECK(q->max_decoded_size(good, 10) >= 10 * 128 * 24);
 }
 
-TEST_CASE("headdup: groups of equal segments keep one copy; anything else is copied", "[quant][heads]") {
+TEST_CASE("headdup keeps one copy of each group of equal segments and copies anything else", "[quant][heads]") {
     const Codec* h = find_codec("headdup");
     REQUIRE(h);
     const Pipeline p = parse_pipeline("headdup:16:2", DataShape{});
@@ -221,7 +221,7 @@ TEST_CASE("headdup: groups of equal segments keep one copy; anything else is cop
     CHECK(h->max_decoded_size(p.stages[0].params, 100) == 200);
 }
 
-TEST_CASE("every block type round-trips with every preset; the default codes quant K with qctx", "[quant]") {
+TEST_CASE("every block type round-trips with every preset and the default codes quant K with qctx", "[quant]") {
     for (const char* flavour : {"session10", "seq3"})
         for (ElemType t : kBlockTypes) {
             stzsynth::Spec spec;
