@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bytes.hpp"
+#include "limits.hpp"
 
 namespace stz {
 
@@ -101,7 +102,8 @@ std::optional<ParsedFile> find_head_repeats(InputSource& in, const ParsedFile& p
         read += s.transposed ? std::min(s.rows, kMaxProbedChannelRows) * kChannelPrefixBytes
                              : kSampleRows * std::min(s.row_bytes(), kMaxSampleRowBytes);
         const Repeat rep = s.transposed ? probe_channels(in, s) : probe_rows(in, s);
-        if (!rep.group || rep.seg * rep.group > UINT32_MAX) continue;
+        // headdup takes groups of at most one chunk (a larger one could never be checked).
+        if (!rep.group || rep.seg * rep.group > kMaxChunkRaw) continue;
         if (!out) out = parsed;
         out->sections[i].repeat_seg = static_cast<uint32_t>(rep.seg);
         out->sections[i].repeat_group = static_cast<uint8_t>(rep.group);
