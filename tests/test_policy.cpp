@@ -46,12 +46,12 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=zstd:3)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100)) == "dedup+planes:rm(top=rans:1,rest=zstd:3)");
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::F16, 100)) == "planes(top=rans:1,rest=bitpack)");
-    // Quant K: order-1 rANS on the quants; the few new rows of a patch also try zstd on them
-    // (per chunk, the smaller), whole files never (their small layers are gathered).
+    // Quant K: qctx (block fields, quants in a model per channel); the few new rows of a patch
+    // also try zstd on them (per chunk, the smaller), whole files never.
     const Section big_q8k = kv(K::KvKey, ElemType::Q8_0, 4000), small_q8k = kv(K::KvKey, ElemType::Q8_0, 100);
     REQUIRE(big_q8k.size >= 64 << 10);
     REQUIRE(small_q8k.size < 64 << 10);
-    const std::string quant_k = "planes(top=rans:1,q=rans:1,rest=zstd:3)";
+    const std::string quant_k = "qctx";
     CHECK(spec(Preset::Default, big_q8k) == quant_k);
     CHECK(spec(Preset::Default, small_q8k) == quant_k);
     CHECK(spec(Preset::Default, big_q8k, true) == quant_k);

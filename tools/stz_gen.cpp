@@ -1,7 +1,7 @@
 // stz-gen: writes synthetic llama.cpp state files of any flavour and size (spec-conformant
 // layout, realistic float K/V), for tests and for the large-file benchmarks.
 //   stz-gen FLAVOUR OUT [--size BYTES] [--cells N] [--layers N] [--embd N] [--ctx N]
-//           [--type f16|bf16|f32|q8_0|q4_0] [--fa] [--streams N] [--seed N]
+//           [--type f16|bf16|f32|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl] [--fa] [--streams N] [--seed N]
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -1,5 +1,6 @@
 #include "synth.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -68,6 +69,38 @@ struct LayerModel {
     }
 };
 
+// One block of q4_1, q5_0, q5_1 or iq4_nl (ggml's layouts: f16 d [, f16 m] [, u32 high bits],
+// 16 bytes of nibbles, value j in the low and j + 16 in the high nibble of byte j).
+void encode_block(const float* x, ElemType t, Bytes& out) {
+    static const int8_t kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    float lo = x[0], hi = x[0], amax = 0;
+    for (int i = 0; i < 32; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]), amax = std::max(amax, std::fabs(x[i]));
+    const bool with_min = t == ElemType::Q4_1 || t == ElemType::Q5_1;
+    const int levels = t == ElemType::Q4_1 || t == ElemType::IQ4_NL ? 16 : 32;
+    float d = with_min ? (hi - lo) / (levels - 1) : t == ElemType::IQ4_NL ? amax / 127 : amax / -(levels / 2);
+    uint8_t q[32];
+    for (int i = 0; i < 32; ++i) {
+        long v = 0;
+        if (t == ElemType::IQ4_NL) {
+            int best = 0;
+            for (int k = 1; k < 16; ++k)
+                if (std::fabs(kIq4nl[k] * d - x[i]) < std::fabs(kIq4nl[best] * d - x[i])) best = k;
+            v = best;
+        } else if (d) {
+            v = with_min ? std::lround((x[i] - lo) / d) : std::lround(x[i] / d) + levels / 2;
+        }
+        q[i] = static_cast<uint8_t>(std::clamp(v, 0L, long(levels - 1)));
+    }
+    append_le<uint16_t>(out, f32_to_f16(d));
+    if (with_min) append_le<uint16_t>(out, f32_to_f16(lo));
+    if (levels == 32 && t != ElemType::IQ4_NL) {
+        uint32_t qh = 0;
+        for (int i = 0; i < 32; ++i) qh |= uint32_t(q[i] >> 4) << i;
+        append_le<uint32_t>(out, qh);
+    }
+    for (int i = 0; i < 16; ++i) out.push_back(static_cast<uint8_t>((q[i] & 15) | (q[i + 16] & 15) << 4));
+}
+
 void encode_row(const std::vector<float>& x, ElemType t, Bytes& out) {
     switch (t) {
         case ElemType::F32: for (float v : x) append_le<float>(out, v); break;
@@ -92,6 +125,9 @@ void encode_row(const std::vector<float>& x, ElemType t, Bytes& out) {
                 }
             }
             break;
+        case ElemType::Q4_1: case ElemType::Q5_0: case ElemType::Q5_1: case ElemType::IQ4_NL:
+            for (size_t b = 0; b + 32 <= x.size(); b += 32) encode_block(&x[b], t, out);
+            break;
         default: throw Error("synthetic writer: unsupported type");
     }
 }
@@ -103,6 +139,10 @@ int32_t ggml_id(ElemType t) {
         case ElemType::BF16: return 30;
         case ElemType::Q8_0: return 8;
         case ElemType::Q4_0: return 2;
+        case ElemType::Q4_1: return 3;
+        case ElemType::Q5_0: return 6;
+        case ElemType::Q5_1: return 7;
+        case ElemType::IQ4_NL: return 20;
         default: throw Error("synthetic writer: unsupported type");
     }
 }

@@ -69,6 +69,9 @@ public:
     // The shape of this codec's output, for the next stage's parameters (e.g. trim leaves
     // shorter rows).
     virtual DataShape output_shape(const DataShape& in) const { return in; }
+    // The same for a codec whose output shape depends on its parameters (headdup's rows
+    // shrink by its group). Default: output_shape(in).
+    virtual DataShape output_shape(const DataShape& in, ByteSpan params) const { (void)params; return output_shape(in); }
     // Proven upper bound of encode's output for `n` input bytes. The reader rejects a stage
     // whose encoded size exceeds it, so override only with a bound that always holds.
     // Default: none (the container's kMaxStageBytes still applies).

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "head_repeats.hpp"
 #include "patch.hpp"
 #include "thread_pool.hpp"
 
@@ -102,9 +103,12 @@ static Plan plan_with_properties(const ParsedFile& parsed, const CompressOptions
     return plan;
 }
 
-static CompressResult compress_exact(InputSource& in, const ParsedFile& parsed, OutputSink& out,
+static CompressResult compress_exact(InputSource& in, const ParsedFile& as_parsed, OutputSink& out,
                                     const CompressOptions& opt) {
-    check_tiling(parsed.sections, in.size());
+    check_tiling(as_parsed.sections, in.size());
+    // Repeated KV heads, found on a sample: the plan codes one copy of each.
+    const std::optional<ParsedFile> with_repeats = find_head_repeats(in, as_parsed);
+    const ParsedFile& parsed = with_repeats ? *with_repeats : as_parsed;
     Plan plan = plan_with_properties(parsed, opt, PlanLimit::Structure);
     const uint64_t allowance = expansion_allowance(in.size());
     std::vector<uint64_t> stored;

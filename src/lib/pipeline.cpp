@@ -62,7 +62,7 @@ Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
         if (!c) throw Error("unknown codec '" + parts[0] + "' in pipeline '" + std::string(spec) + "'");
         std::vector<std::string> args(parts.begin() + 1, parts.end());
         p.stages.push_back({c, c->make_params(args, cur)});
-        cur = c->output_shape(cur);
+        cur = c->output_shape(cur, p.stages.back().params);
     }
     return p;
 }

@@ -134,23 +134,29 @@ std::vector<Section> merge_tiny_runs(const std::vector<Section>& in, std::vector
 // files they alternate with small per-layer headers: [hdr, K] x n_layer. A run of such pairs
 // with equal head sizes and equal body layouts is written as one section of records (the
 // heads ride along in planes' record heads), at most kMaxGatherBytes long. Only sections
-// whose alternatives all start with a `planes` graph are gathered: the other codecs know no records.
+// whose alternatives all start with a `planes` graph (or qctx, for quant K) are gathered: the
+// other codecs know no records.
 constexpr uint64_t kMinGatherBlockBody = 16u << 10;
 
 bool gatherable(const Section& body, const CodecChoice& codec, std::map<std::string, bool>& by_spec) {
     if ((body.kind != SectionKind::KvKey && body.kind != SectionKind::KvValue) || !body.size ||
         elem_type_info(body.type).kind == ElemKind::Bytes)
         return false;
-    // Quant blocks send their quants through zstd, which codes an input under 16 KiB with
-    // stronger parameters than a larger one: gathering small quant layers made them larger
-    // (corpus: q4_1 K of 10 KB layers +10 %, iq4_nl +4 %), so only layers of 16 KiB and more.
-    if (elem_type_info(body.type).kind == ElemKind::Block && body.size < kMinGatherBlockBody) return false;
+    // Quant blocks whose quants go through zstd (fast): zstd codes an input under 16 KiB with
+    // stronger parameters than a larger one, so gathering small quant layers made them larger
+    // (corpus: q4_1 K of 10 KB layers +10 %, iq4_nl +4 %): only layers of 16 KiB and more.
+    // qctx's adaptive models gain from the run instead (corpus hd32 files: 1.1 KB each).
     const std::string spec = choose_pipeline(body, codec);
+    if (elem_type_info(body.type).kind == ElemKind::Block && body.size < kMinGatherBlockBody && spec.rfind("qctx", 0) != 0)
+        return false;
     auto it = by_spec.find(spec);
     if (it == by_spec.end()) {
         const std::vector<Pipeline> alts = parse_alternatives(spec, body.shape());
+        // headdup before planes keeps rows (gathered bodies back to back), not records:
+        // gather_runs pairs no head with a body that has repeats.
         const bool all_planes = !alts.empty() && std::all_of(alts.begin(), alts.end(), [](const Pipeline& p) {
-            return !p.stages.empty() && p.stages[0].codec->name() == "planes";
+            const size_t first = !p.stages.empty() && p.stages[0].codec->name() == "headdup" ? 1 : 0;
+            return p.stages.size() > first && (p.stages[first].codec->name() == "planes" || p.stages[first].codec->name() == "qctx");
         });
         it = by_spec.emplace(spec, all_planes).first;
     }
@@ -159,7 +165,8 @@ bool gatherable(const Section& body, const CodecChoice& codec, std::map<std::str
 
 bool same_layout(const Section& a, const Section& b) {
     return a.kind == b.kind && a.type == b.type && a.size == b.size && a.rows == b.rows &&
-           a.row_elems == b.row_elems && a.transposed == b.transposed && a.filled_elems == b.filled_elems;
+           a.row_elems == b.row_elems && a.transposed == b.transposed && a.filled_elems == b.filled_elems &&
+           a.repeat_seg == b.repeat_seg && a.repeat_group == b.repeat_group;
 }
 
 constexpr uint64_t kMaxGatherHead = 64;
@@ -179,8 +186,8 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
     for (size_t i = 0; i < in.size();) {
         // [head, body] pairs from i (head = 0: bodies back to back from i).
         uint64_t head = 0;
-        if (i + 1 < in.size() && in[i].size <= kMaxGatherHead && !gatherable(in[i], codec, by_spec) &&
-            gatherable(in[i + 1], codec, by_spec))
+        if (i + 1 < in.size() && in[i].size <= kMaxGatherHead && !in[i + 1].repeat_group &&
+            !gatherable(in[i], codec, by_spec) && gatherable(in[i + 1], codec, by_spec))
             head = in[i].size;
         const size_t stride = head ? 2 : 1;
         const Section& body = in[i + stride - 1];

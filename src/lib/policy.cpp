@@ -68,7 +68,12 @@ constexpr uint64_t kSmallQuantKBytes = 64 << 10;
 
 static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     const auto& t = elem_type_info(s.type);
-    const std::string trim = s.shape().keep_bytes ? "trim+" : "";
+    // Repeated heads (head_repeats.hpp): one copy of each group goes on, after trim (whose
+    // trimmed rows the probe measured the segments in).
+    const std::string heads = s.repeat_group ? "headdup:" + std::to_string(s.repeat_seg) + ":" +
+                                                   std::to_string(s.repeat_group) + "+"
+                                             : "";
+    const std::string trim = (s.shape().keep_bytes ? "trim+" : "") + heads;
     const bool block = t.kind == ElemKind::Block;
     const bool value = s.kind == SectionKind::KvValue;
     // K rows carry their position (RoPE) and never repeat: no dedup there. V cells repeat
@@ -83,13 +88,14 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
         return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)");
     }
     std::string graph;
-    // Quant blocks: K channel-major, the scale's high byte and the quants by order-1 rANS (the
-    // quants of a trained model depend on their channel: 9-17 % smaller than zstd -3 on the
-    // corpus's stories260K-hd32 files; rans falls back to order-0 where order-1 does not pay,
-    // as on the random-weight model's quants), the other header bytes (scale low byte, mins,
-    // high bits) by zstd -3; V in storage order, all zstd -3.
+    // Quant blocks: K by qctx, every field of the block (scale, min, the quants with their q5
+    // high bits) by an adaptive model, the quants in a model per channel where the chunk's counts
+    // say it pays (the quants of a trained model depend on their channel: on the corpus's
+    // stories260K-hd32 files K is 16-30 % smaller than planes(top=rans:1,q=rans:1,rest=zstd:3)
+    // for every block type; the random-weight model's K within 0.4 % of it); V in storage
+    // order, all zstd -3 (V rows repeat: zstd's matches).
     if (block && value) graph = "planes:rm(all=zstd:3)";
-    else if (block) graph = "planes(top=rans:1,q=rans:1,rest=zstd:3)";
+    else if (block) graph = "qctx";
     else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
@@ -102,6 +108,10 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     graph = trim + dedup + graph;
     if (p == Preset::Default) return graph;
     std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
+    if (block && !value) model = trim + "qctx";  // the default's graph: the third alternative is planes
+    // Quant K: both alternatives know records, so the small layers are still gathered (lzma
+    // on the fields was never the smallest on the corpus's quant K once qctx was there).
+    if (block && !value) return model + "|" + trim + "planes(top=rans:1,q=lzma:9e,rest=zstd:3)";
     return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
 }
 

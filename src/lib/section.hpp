@@ -26,6 +26,10 @@ struct Section {
     uint64_t row_elems = 0;     // elements per row
     bool transposed = false;    // V stored channel-major (rows are channels, columns cells)
     uint64_t filled_elems = 0;  // elements of each row that hold data (the rest should be zero); 0 = all/unknown
+    // Heads in groups of equal copies (head_repeats.hpp): segments of repeat_seg bytes of the
+    // (trimmed) data, each group of repeat_group equal to its first. 0 = none found.
+    uint32_t repeat_seg = 0;
+    uint8_t repeat_group = 0;
 
     uint64_t row_bytes() const;
     DataShape shape() const;

@@ -1,0 +1,365 @@
+// qctx: quantised blocks (q8_0, q4_0, iq4_nl, q4_1, q5_0, q5_1) split into their fields and
+// coded by adaptive binary models: the f16 scale d (and the min m of the _1 types) with the
+// same field of the block one row up as context (the high byte; the low byte with the high
+// byte as context), and every quant as one value (q5: the nibble with its high bit from qh),
+// in a model per channel (channel = the value's position in the row) where the chunk's
+// order-0 counts say that a model per channel pays for its learning, else in one shared
+// model. K of a trained model depends on the channel: the corpus's hd32 q8_0 K quants have
+// 7.16 bits of order-0 entropy overall and 6.25 per channel position.
+// Parameters: u8 layout (0 q8_0, 1 q4_0 / iq4_nl, 2 q4_1, 3 q5_0, 4 q5_1; 5 = data that are
+// not such blocks, copied unchanged, so that one spec serves every section), u16 blocks per
+// row (1..kMaxCols; the channel of value j of block i is (i mod cols) * 32 + j), u8 rate
+// (of the models per channel).
+// Records (a gathered run of K layers, each after its small header): u64 record bytes and u8
+// head bytes follow; every head is coded (XOR the head before) ahead of its record's blocks.
+// Payload: a mode byte; mode 1 (a model per channel): the range coder's bytes; mode 0: u32
+// length of the range coder's bytes (heads, scales), those bytes, then a rans:1 stage's
+// output of the bytes after the scales of every block, channel-major. Then the input's
+// partial last block verbatim (its length follows from the output size).
+#include <cmath>
+#include <iterator>
+#include <type_traits>
+#include <vector>
+
+#include "../limits.hpp"
+#include "codec_impls.hpp"
+#include "range_coder.hpp"
+
+namespace stz {
+
+namespace {
+
+constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4, kScaleRate = 4;
+// Where a model per channel does not pay (the random-weight model's K) the bytes after the
+// scales go, channel-major, through order-1 rANS: as small as an adaptive shared model and
+// at rANS's speed instead of a binary decision per bit.
+constexpr unsigned kElems = 32;
+
+struct BlockLayout {
+    unsigned bytes, bits;  // block size; bits per quant value
+    bool has_min, has_high;
+    unsigned quants_at() const { return 2 + (has_min ? 2 : 0) + (has_high ? 4 : 0); }
+};
+constexpr BlockLayout kLayouts[] = {
+    {34, 8, false, false},  // q8_0
+    {18, 4, false, false},  // q4_0, iq4_nl
+    {20, 4, true, false},   // q4_1
+    {22, 5, false, true},   // q5_0
+    {24, 5, true, true},    // q5_1
+};
+
+constexpr uint8_t kCopyLayout = std::size(kLayouts);
+
+constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
+
+struct QParams {
+    BlockLayout layout;
+    unsigned cols = 1, rate = kDefaultRate;
+    uint64_t record = 0, head = 0;  // records of `record` bytes, `head` of other data then blocks; 0 = none
+};
+
+QParams read_qparams(ByteSpan p) {
+    require_params(p.size() == 4 || p.size() == 13, "qctx", "expected 4 or 13 bytes");
+    require_params(p[0] <= std::size(kLayouts), "qctx", "unknown block layout");
+    QParams q{p[0] < std::size(kLayouts) ? kLayouts[p[0]] : BlockLayout{0, 0, false, false}, load_le<uint16_t>(p.data() + 1), p[3]};
+    require_params(q.cols >= 1 && q.cols <= kMaxCols, "qctx", "blocks per row out of range");
+    require_params(q.rate >= kMinRate && q.rate <= kMaxRate, "qctx", "adaptation rate out of range");
+    if (p.size() == 13) {
+        q.record = load_le<uint64_t>(p.data() + 4), q.head = p[12];
+        require_params(q.layout.bytes && q.head <= kMaxRecordHead && q.record > q.head && q.record <= kMaxRecordBytes &&
+                           (q.record - q.head) % q.layout.bytes == 0,
+                       "qctx", "bad record geometry");
+    }
+    return q;
+}
+
+// The 32 values of a block, and back.
+void unpack(const BlockLayout& L, const uint8_t* b, uint8_t* v) {
+    const uint8_t* qs = b + L.quants_at();
+    if (L.bits == 8) return void(std::memcpy(v, qs, kElems));
+    for (unsigned j = 0; j < 16; ++j) v[j] = qs[j] & 15, v[j + 16] = qs[j] >> 4;
+    if (L.has_high) {
+        const uint32_t qh = load_le<uint32_t>(b + L.quants_at() - 4);
+        for (unsigned j = 0; j < kElems; ++j) v[j] |= static_cast<uint8_t>(((qh >> j) & 1) << 4);
+    }
+}
+void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
+    uint8_t* qs = b + L.quants_at();
+    if (L.bits == 8) return void(std::memcpy(qs, v, kElems));
+    for (unsigned j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((v[j] & 15) | (v[j + 16] & 15) << 4);
+    if (L.has_high) {
+        uint32_t qh = 0;
+        for (unsigned j = 0; j < kElems; ++j) qh |= uint32_t(v[j] >> 4 & 1) << j;
+        std::memcpy(b + L.quants_at() - 4, &qh, 4);
+    }
+}
+
+// A model per channel pays when the order-0 cost per channel plus each channel's learning
+// (about half a log2(n) bits per symbol it uses) is below the shared model's. `block(i)` is
+// block i of the chunk. (A heavier learning term, with which symbols are used, chose the
+// shared model for the corpus's hd32 q8_0 K, where a model per channel is 7 % smaller.)
+// (On the first blocks at most: the channels' statistics show early and the count stays cheap.)
+constexpr size_t kEstimateBlocks = 8192;
+template <typename BlockAt>
+bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
+    n = std::min(n, kEstimateBlocks);
+    const unsigned A = 1u << L.bits, lanes = cols * kElems;
+    std::vector<uint32_t> count(size_t(lanes) * A, 0), all(A, 0);
+    uint8_t v[kElems];
+    for (size_t i = 0; i < n; ++i) {
+        unpack(L, block(i), v);
+        uint32_t* c = &count[size_t(i % cols) * kElems * A];
+        for (unsigned j = 0; j < kElems; ++j) ++c[j * A + v[j]], ++all[v[j]];
+    }
+    auto cost = [A](const uint32_t* c) {
+        double total = 0, bits = 0;
+        unsigned used = 0;
+        for (unsigned s = 0; s < A; ++s) total += c[s];
+        for (unsigned s = 0; s < A; ++s)
+            if (c[s]) bits -= c[s] * std::log2(c[s] / total), ++used;
+        return total ? bits + 0.5 * used * std::log2(total) : 0.0;
+    };
+    double lanes_bits = 0;
+    for (unsigned l = 0; l < lanes; ++l) lanes_bits += cost(&count[size_t(l) * A]);
+    return lanes_bits < cost(all.data());
+}
+
+struct Models {
+    unsigned A, lanes;
+    std::vector<uint16_t> values;  // [lane][tree of A]
+    std::vector<uint16_t> scales;  // [field d, m][hi: ctx 257 | lo: ctx 256][tree 256]
+    uint16_t heads[256];           // record heads: each byte XOR the one of the record before
+    Models(const QParams& q, bool per_channel)
+        : A(1u << q.layout.bits), lanes(per_channel ? q.cols * kElems : 1),
+          values(size_t(lanes) * A, kProbInit), scales(size_t(2) * (257 + 256) * 256, kProbInit) {
+        std::fill(std::begin(heads), std::end(heads), kProbInit);
+    }
+    uint16_t* hi_tree(unsigned field, unsigned ctx) { return &scales[(size_t(field) * 513 + ctx) * 256]; }
+    uint16_t* lo_tree(unsigned field, unsigned hi) { return &scales[(size_t(field) * 513 + 257 + hi) * 256]; }
+    // The trees of block i's 32 channels, one after another (A entries each).
+    uint16_t* value_trees(size_t i, unsigned cols) { return &values[size_t(i % cols) * kElems * A]; }
+};
+
+template <typename Coder>
+[[gnu::always_inline]] inline void code_tree(Coder& rc, uint16_t* tree, unsigned bits, unsigned& sym, unsigned rate) {
+    unsigned node = 1;
+    for (int k = static_cast<int>(bits) - 1; k >= 0; --k) {
+        unsigned b;
+        if constexpr (std::is_same_v<Coder, RangeEncoder>) b = (sym >> k) & 1, rc.bit(tree[node], b, rate);
+        else b = rc.bit(tree[node], rate);
+        node = (node << 1) | b;
+    }
+    sym = node & ((1u << bits) - 1);
+}
+
+// The 32 values of a block, each through its channel's tree; the value width a constant, so
+// the tree walk unrolls.
+template <unsigned Bits, typename Coder>
+void code_values(Coder& rc, uint16_t* trees, uint8_t* v, unsigned rate) {
+    for (unsigned j = 0; j < kElems; ++j, trees += 1u << Bits) {
+        unsigned s = v[j];
+        code_tree(rc, trees, Bits, s, rate);
+        v[j] = static_cast<uint8_t>(s);
+    }
+}
+
+// Codes (or decodes into) block i: scales, then the values. `prev` is the block one row up.
+// Mode 0 codes the scales only (the rest of the block goes through rANS).
+template <typename Coder>
+void code_block(Coder& rc, Models& m, const QParams& q, size_t i, uint8_t* b, const uint8_t* prev) {
+    constexpr bool enc = std::is_same_v<Coder, RangeEncoder>;
+    const BlockLayout& L = q.layout;
+    for (unsigned f = 0; f < (L.has_min ? 2u : 1u); ++f) {
+        unsigned hi = b[2 * f + 1], lo = b[2 * f];
+        code_tree(rc, m.hi_tree(f, prev ? prev[2 * f + 1] : 256), 8, hi, kScaleRate);
+        code_tree(rc, m.lo_tree(f, hi), 8, lo, kScaleRate);
+        if (!enc) b[2 * f + 1] = static_cast<uint8_t>(hi), b[2 * f] = static_cast<uint8_t>(lo);
+    }
+    if (m.lanes == 1) return;
+    uint8_t v[kElems];
+    if (enc) unpack(L, b, v);
+    uint16_t* trees = m.value_trees(i, q.cols);
+    if (L.bits == 4) code_values<4>(rc, trees, v, q.rate);
+    else if (L.bits == 5) code_values<5>(rc, trees, v, q.rate);
+    else code_values<8>(rc, trees, v, q.rate);
+    if (!enc) pack(L, v, b);
+}
+
+// Where block i lies: blocks back to back, or the bodies of records (each after its head).
+struct Geometry {
+    uint64_t record, head, W;
+    size_t blocks = 0, per_record = 0, tail = 0;
+    Geometry(const QParams& q, size_t size) : record(q.record), head(q.head), W(q.layout.bytes) {
+        if (record) {
+            per_record = (record - head) / W;
+            blocks = size / record * per_record;
+        } else {
+            blocks = per_record = size / W;
+            tail = size - blocks * W;
+        }
+    }
+    template <typename T>
+    T* block(T* base, size_t i) const {
+        return record ? base + i / per_record * record + head + i % per_record * W : base + i * W;
+    }
+};
+
+// The head of record r, each byte XOR the same byte of the head before (equal heads: zeros).
+template <typename Coder>
+void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8_t* dst, size_t r) {
+    const uint8_t* h = src + r * q.record;
+    const uint8_t* before = r ? h - q.record : nullptr;
+    for (uint64_t k = 0; k < q.head; ++k) {
+        unsigned d = before ? h[k] ^ before[k] : h[k];
+        code_tree(rc, m.heads, 8, d, kScaleRate);
+        if constexpr (!std::is_same_v<Coder, RangeEncoder>) dst[r * q.record + k] = static_cast<uint8_t>(before ? d ^ before[k] : d);
+    }
+}
+
+// Mode 0: the bytes after the scales of every block, channel-major (for each column of the
+// row, each byte position, the rows in order: order-1 context is the same byte one row up).
+struct PayloadPlane {
+    size_t skip, per, cols, rows;  // scale bytes; payload bytes per block; columns and rows of blocks
+    PayloadPlane(const QParams& q, size_t blocks)
+        : skip(q.layout.has_min ? 4 : 2), per(q.layout.bytes - skip), cols(blocks % q.cols ? 1 : q.cols),
+          rows(cols ? blocks / cols : 0) {}
+    size_t size() const { return rows * cols * per; }
+    size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
+};
+
+const Codec& rans() { return *find_codec("rans"); }
+const Bytes& rans_order1() {
+    static const Bytes p = rans().make_params({"1"}, DataShape{});
+    return p;
+}
+
+class QuantContextCodec final : public Codec {
+public:
+    uint8_t id() const override { return 19; }
+    std::string_view name() const override { return "qctx"; }
+    // qctx[:RATE]; the layout and the row come from the shape (blocks per row capped: a
+    // longer row's channels share models modulo the cap).
+    Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
+        if (args.size() > 1) throw Error("qctx takes at most one argument: the adaptation rate (3-7)");
+        const unsigned rate = args.empty() ? kDefaultRate : parse_int_arg(args[0], kMinRate, kMaxRate, "qctx");
+        uint8_t layout = kCopyLayout;
+        for (uint8_t l = 0; l < std::size(kLayouts); ++l)
+            if (shape.kind == ElemKind::Block && shape.elem_bytes == kLayouts[l].bytes &&
+                shape.block_head == kLayouts[l].quants_at())
+                layout = l;
+        uint64_t cols = !shape.transposed && shape.row_bytes && shape.row_bytes % shape.elem_bytes == 0
+                            ? shape.row_bytes / shape.elem_bytes : 1;
+        if (cols > kMaxCols) cols = 1;
+        Bytes p{layout};
+        append_le<uint16_t>(p, static_cast<uint16_t>(cols));
+        p.push_back(static_cast<uint8_t>(rate));
+        if (shape.record_bytes && layout != kCopyLayout) {
+            append_le<uint64_t>(p, shape.record_bytes);
+            if (shape.record_head > kMaxRecordHead) throw Error("qctx: record heads over 64 bytes are not supported");
+            p.push_back(static_cast<uint8_t>(shape.record_head));
+        }
+        check_params(p);  // a record body that is not whole blocks is refused here
+        return p;
+    }
+    void check_params(ByteSpan p) const override { (void)read_qparams(p); }
+    std::string describe(ByteSpan p) const override {
+        return p.size() == 4 && p[3] != kDefaultRate ? "qctx:" + std::to_string(p[3]) : "qctx";
+    }
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        const QParams q = read_qparams(params);
+        if (!q.layout.bytes) return append_bytes(out, in);
+        if (q.record && in.size() % q.record) throw Error("qctx: the input is not a whole number of records");
+        const Geometry g(q, in.size());
+        const bool per_channel =
+            g.blocks && per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
+        Models m(q, per_channel);
+        out.push_back(per_channel ? 1 : 0);
+        const size_t len_at = out.size();
+        if (!per_channel) append_le<uint32_t>(out, 0);  // the range coder's length, set below
+        Bytes block(q.layout.bytes);
+        {
+            RangeEncoder rc(out);
+            for (size_t i = 0; i < g.blocks; ++i) {
+                if (q.record && i % g.per_record == 0) code_head(rc, m, q, in.data(), const_cast<uint8_t*>(in.data()), i / g.per_record);
+                std::memcpy(block.data(), g.block(in.data(), i), block.size());
+                code_block(rc, m, q, i, block.data(), i >= q.cols ? g.block(in.data(), i - q.cols) : nullptr);
+            }
+            rc.finish();
+        }
+        if (!per_channel) {
+            const size_t rc_len = out.size() - len_at - 4;
+            if (rc_len > UINT32_MAX) throw Error("qctx: chunk too large");
+            store_le<uint32_t>(out.data() + len_at, static_cast<uint32_t>(rc_len));
+            const PayloadPlane pp(q, g.blocks);
+            Bytes plane(pp.size());
+            for (size_t i = 0; i < g.blocks; ++i) {
+                const uint8_t* b = g.block(in.data(), i) + pp.skip;
+                for (size_t k = 0; k < pp.per; ++k) plane[pp.at(i, k)] = b[k];
+            }
+            if (!plane.empty()) rans().encode(plane, rans_order1(), out);
+        }
+        out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
+    }
+    void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        const QParams q = read_qparams(params);
+        if (!q.layout.bytes) {
+            if (in.size() != out_size) throw Error("qctx: size mismatch");
+            return append_bytes(out, in);
+        }
+        if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
+        const Geometry g(q, out_size);
+        if (in.size() < 1 + g.tail || in[0] > 1) throw Error("qctx: bad block");
+        const bool per_channel = in[0] == 1;
+        ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
+        if (!per_channel) {
+            if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad block");
+            const uint32_t rc_len = load_le<uint32_t>(body.data());
+            coded = body.subspan(4, rc_len);
+            plane_payload = body.subspan(4 + size_t(rc_len));
+        }
+        Models m(q, per_channel);
+        const size_t base = out.size();
+        out.resize(base + out_size);
+        uint8_t* o = out.data() + base;
+        RangeDecoder rc(coded);
+        for (size_t i = 0; i < g.blocks; ++i) {
+            if (q.record && i % g.per_record == 0) code_head(rc, m, q, o, o, i / g.per_record);
+            code_block(rc, m, q, i, g.block(o, i), i >= q.cols ? g.block(o, i - q.cols) : nullptr);
+        }
+        if (rc.overran()) throw Error("qctx: corrupt stream");
+        if (!per_channel) {
+            const PayloadPlane pp(q, g.blocks);
+            Bytes plane;
+            if (pp.size()) rans().decode(plane_payload, rans_order1(), pp.size(), plane);
+            else if (!plane_payload.empty()) throw Error("qctx: bad block");
+            if (plane.size() != pp.size()) throw Error("qctx: bad quant plane");
+            for (size_t i = 0; i < g.blocks; ++i) {
+                uint8_t* b = g.block(o, i) + pp.skip;
+                for (size_t k = 0; k < pp.per; ++k) b[k] = plane[pp.at(i, k)];
+            }
+        }
+        std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
+    }
+    DataShape output_shape(const DataShape& in) const override {
+        DataShape s = in;
+        s.record_bytes = s.record_head = 0;
+        return s;
+    }
+    // Mode 1: one binary decision per input bit (scales: 8 per byte; values: `bits` each,
+    // which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per input byte.
+    // Mode 0: the scales so, the rest through rANS (at most its input + 1). + the mode byte,
+    // the length, the coder's flush and the tail.
+    size_t max_encoded_size(size_t n) const override { return n > SIZE_MAX / 4 ? SIZE_MAX : 2 * n + 64; }
+    // Each decision shrinks the range by at least 0.0049 bits: fewer than 2048 decisions per
+    // coded byte, and a block takes at least 16 (its scale): at most 128 blocks per coded byte.
+    uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const override {
+        const QParams q = read_qparams(params);
+        return q.layout.bytes ? saturating_mul_add(encoded, 128 * uint64_t(q.layout.bytes), 64) : encoded;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_quant_context_codec() { return std::make_unique<QuantContextCodec>(); }
+
+}  // namespace stz
