@@ -24,6 +24,7 @@
 #include <map>
 
 #include "../pipeline.hpp"
+#include "byte_transpose.hpp"
 #include "codec_impls.hpp"
 #include "varint.hpp"
 
@@ -165,36 +166,17 @@ Geometry geometry(const PlanesParams& P, size_t size) {
 
 // Moves bytes between the element layout and the planes. Channel-major: for each column,
 // plane p holds, per field byte k, that column's rows in order. Storage order: element by
-// element. A template on the element width lets the common float cases unroll.
-// Visits the elements in tiles of kTileRows rows x kTileCols columns: the element side is read
-// (or written) a row segment at a time and each plane column gets kTileRows consecutive bytes,
-// so both sides stay in cache whatever the channel count.
-// `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored plane is
-// read where it lies in the payload, not copied first).
+// element. `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored
+// plane is read where it lies in the payload, not copied first).
+
+// Storage order of scalars (one column): one straight (vectorisable) pass. A template on the
+// element width lets the common float cases unroll.
 template <bool ToPlanes, unsigned W>
-void permute_scalar(uint8_t* elems, uint8_t* const* plane, const Geometry& g) {
-    constexpr uint64_t kTileRows = 16, kTileCols = 64;
-    const uint64_t R = g.rows, C = g.cols;
-    if (C == 1) {  // storage order: one straight (vectorisable) pass
-        uint8_t* dst[W];
-        for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
-        for (uint64_t r = 0; r < R; ++r)
-            for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
-        return;
-    }
-    for (uint64_t c0 = 0; c0 < C; c0 += kTileCols) {
-        const uint64_t c1 = std::min(C, c0 + kTileCols);
-        for (uint64_t r0 = 0; r0 < R; r0 += kTileRows) {
-            const uint64_t r1 = std::min(R, r0 + kTileRows);
-            for (uint64_t c = c0; c < c1; ++c) {
-                uint8_t* dst[W];
-                for (unsigned j = 0; j < W; ++j) dst[j] = plane[j] + c * R;
-                uint8_t* e = elems + (r0 * C + c) * W;
-                for (uint64_t r = r0; r < r1; ++r, e += C * W)
-                    for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
-            }
-        }
-    }
+void permute_scalar_in_order(uint8_t* elems, uint8_t* const* plane, uint64_t R) {
+    uint8_t* dst[W];
+    for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
+    for (uint64_t r = 0; r < R; ++r)
+        for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
 }
 
 // Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
@@ -219,32 +201,34 @@ void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const Planes
     permute_blocks<ToPlanes>(elems, plane, n, W, H);
 }
 
+// Channel-major (and scalars of one column): the rows x (cols * width) byte matrix of the
+// elements, each byte column of which is a run of `rows` bytes in a plane: byte k of field p
+// of column c at plane[p] + (c * field width + k) * rows.
+template <bool ToPlanes>
+void permute_columns(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
+    const uint64_t W = P.width;
+    thread_local std::vector<uint8_t*> column;  // reused: one pointer per byte of a row
+    column.resize(g.cols * W);
+    for (uint64_t c = 0; c < g.cols; ++c)
+        for (size_t p = 0; p < g.fields.size(); ++p) {
+            const Field& f = g.fields[p];
+            for (uint32_t k = 0; k < f.width; ++k) column[c * W + f.start + k] = plane[p] + (c * f.width + k) * g.rows;
+        }
+    transpose_bytes<ToPlanes>(elems, g.rows, g.cols * W, column.data());
+}
+
 template <bool ToPlanes>
 void permute(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
     const uint64_t W = P.width;
     const bool scalar = !P.blocks || (P.head == W);
     if (g.body == 0) return;
     if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, plane[0])) : void(std::copy(plane[0], plane[0] + g.body, elems));
-    if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, plane, g);
-    if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, plane, g);
+    if (scalar && W == 2 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 2>(elems, plane, g.rows);
+    if (scalar && W == 4 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 4>(elems, plane, g.rows);
+    // Blocks in storage order (never more than one column: geometry() gives rm one); scalars
+    // of one column are the same in both orders.
     if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, plane, P, g);
-    std::vector<uint8_t*> dst(W);
-    std::vector<uint64_t> step(W);
-    for (uint64_t c = 0; c < g.cols; ++c) {
-        for (size_t p = 0; p < g.fields.size(); ++p) {
-            const Field& f = g.fields[p];
-            for (uint32_t k = 0; k < f.width; ++k) {
-                dst[f.start + k] = plane[p] + (g.cols > 1 || P.channel_major ? (c * f.width + k) * g.rows : k);
-                step[f.start + k] = g.cols > 1 || P.channel_major ? 1 : f.width;
-            }
-        }
-        uint8_t* e = elems + c * W;
-        for (uint64_t r = 0; r < g.rows; ++r, e += g.cols * W)
-            for (uint64_t j = 0; j < W; ++j) {
-                uint8_t& pl = dst[j][r * step[j]];
-                ToPlanes ? void(pl = e[j]) : void(e[j] = pl);
-            }
-    }
+    permute_columns<ToPlanes>(elems, plane, P, g);
 }
 
 // The plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
