@@ -231,7 +231,7 @@ void permute(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const
     permute_columns<ToPlanes>(elems, plane, P, g);
 }
 
-// The plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
+// The decoder's plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
 // Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
 uint8_t* scratch(uint64_t n) {
     thread_local std::unique_ptr<uint8_t[]> buf;
@@ -242,11 +242,16 @@ uint8_t* scratch(uint64_t n) {
 
 bool is_store(const Pipeline& r) { return r.stages.size() == 1 && r.stages[0].codec->id() == 0; }
 
-void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
+// Turns the plane whose bytes lie at out[at + 1, at + 1 + size) into its record at out[w...]
+// (w <= at: records before it may have shrunk) and returns where the record ends. A record is
+// never longer than the stored one (1 + size bytes), so it never reaches a later plane's bytes;
+// a stored plane that has not moved costs nothing (the mantissa planes: no second copy).
+size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const Pipeline& recipe) {
+    const ByteSpan plane(out.data() + at + 1, size);
     if (plane.size() >= 2 && std::all_of(plane.begin(), plane.end(), [&](uint8_t b) { return b == plane[0]; })) {
-        out.push_back(kModeConstant);
-        out.push_back(plane[0]);
-        return;
+        const uint8_t value = plane[0];
+        out[w] = kModeConstant, out[w + 1] = value;
+        return w + 2;
     }
     const bool may_shrink = !recipe.stages.empty() && recipe.stages[0].codec->may_shrink(plane, recipe.stages[0].params);
     if (!plane.empty() && !is_store(recipe) && may_shrink) {
@@ -254,14 +259,22 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
         put_varint(rec, e.payload.size());
-        if (rec.size() + e.payload.size() < 1 + plane.size()) {
-            append_bytes(out, rec);
-            append_bytes(out, e.payload);
-            return;
+        if (rec.size() + e.payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
+            std::memcpy(out.data() + w, rec.data(), rec.size());
+            std::memcpy(out.data() + w + rec.size(), e.payload.data(), e.payload.size());
+            return w + rec.size() + e.payload.size();
         }
     }
-    out.push_back(kModeStored);
-    append_bytes(out, plane);
+    out[w] = kModeStored;
+    if (w != at && size) std::memmove(out.data() + w + 1, plane.data(), size);
+    return w + 1 + size;
+}
+
+void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
+    const size_t at = out.size();
+    out.resize(at + 1 + plane.size());
+    if (!plane.empty()) std::memcpy(out.data() + at + 1, plane.data(), plane.size());
+    out.resize(place_plane_record(out, at, at, plane.size(), recipe));
 }
 
 // Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
@@ -296,16 +309,22 @@ const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, ui
     return dst;
 }
 
-// Data without records: the planes, then the tail.
+// Data without records: the planes, then the tail. The planes are permuted straight into
+// `out`, each where its stored record would be, and then turned into their records in order.
 void encode_body(ByteSpan in, const PlanesParams& P, Bytes& out) {
     Geometry g = geometry(P, in.size());
-    uint8_t* planes = scratch(g.body);
+    const size_t base = out.size();
+    std::vector<size_t> at(g.fields.size());
+    size_t end = base;
+    for (size_t p = 0; p < at.size(); ++p) at[p] = end, end += 1 + g.plane_size(p);
+    out.resize(end);  // not zero-filled (bytes.hpp): permute writes every plane byte
     std::vector<uint8_t*> plane(g.fields.size());
-    for (size_t p = 0; p < plane.size(); ++p) plane[p] = planes + g.offset[p];
+    for (size_t p = 0; p < plane.size(); ++p) plane[p] = out.data() + at[p] + 1;
     permute<true>(const_cast<uint8_t*>(in.data()), plane.data(), P, g);  // reads only
-    for (size_t p = 0; p < g.fields.size(); ++p)
-        encode_plane(ByteSpan(plane[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
-    out.insert(out.end(), in.begin() + g.body, in.end());
+    size_t w = base;
+    for (size_t p = 0; p < g.fields.size(); ++p) w = place_plane_record(out, w, at[p], g.plane_size(p), P.recipes[P.plane_recipe[p]]);
+    out.resize(w);
+    append_bytes(out, in.subspan(g.body));
 }
 
 void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
