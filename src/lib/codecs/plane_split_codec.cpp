@@ -341,7 +341,7 @@ void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& o
     size_t base = out.size();
     out.resize(base + g.body);  // not zero-filled (bytes.hpp): permute writes every byte
     permute<false>(out.data() + base, plane.data(), P, g);
-    out.insert(out.end(), in.end() - tail, in.end());
+    append_bytes(out, in.last(tail));
 }
 
 const Pipeline& store_recipe() {
@@ -365,9 +365,9 @@ void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
     bodies.reserve(B * n);
     for (uint64_t i = 0; i < n; ++i) {
         const uint8_t* rec = in.data() + i * R;
-        if (i == 0) out.insert(out.end(), rec, rec + H);
+        if (i == 0) append_bytes(out, ByteSpan(rec, H));
         else for (uint64_t k = 0; k < H; ++k) deltas.push_back(rec[k] ^ (rec - R)[k]);
-        bodies.insert(bodies.end(), rec + H, rec + R);
+        append_bytes(bodies, ByteSpan(rec + H, B));
     }
     encode_plane(deltas, store_recipe(), out);
     encode_body(bodies, P, out);

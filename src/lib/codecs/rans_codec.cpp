@@ -165,7 +165,7 @@ public:
             written >= in.size())
             return store(in, out);
         out.push_back(kModeRans);
-        out.insert(out.end(), dst, dst + written);
+        append_bytes(out, ByteSpan(dst, written));
     }
     static void store(ByteSpan in, Bytes& out) {
         out.push_back(kModeStored);
