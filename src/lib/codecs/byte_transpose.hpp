@@ -1,6 +1,6 @@
 // Byte-matrix transposition for the planes stage: a matrix of `rows` rows of `width` bytes
 // (row r at matrix + r * width) and `width` columns that each live contiguously elsewhere
-// (column x's byte of row r at column[x][r]). ToColumns moves matrix -> columns, otherwise
+// (column x's byte of row r at column_at(x)[r]). ToColumns moves matrix -> columns, otherwise
 // columns -> matrix; the bytes moved are the same either way, only the direction differs.
 //
 // Why tiles: byte by byte, each byte costs an address computation and a load/store pair on
@@ -61,18 +61,24 @@ inline void bytes_one_by_one(uint8_t* matrix, uint64_t width, uint8_t* const* co
 
 }  // namespace transpose_detail
 
-template <bool ToColumns>
-void transpose_bytes(uint8_t* matrix, uint64_t rows, uint64_t width, uint8_t* const* column) {
+// `column_at(x)` gives column x's start; it is asked once per column (a block's 64 pointers
+// live on the stack), so that no table of a pointer per column (8 bytes per byte of a row) is
+// ever allocated, however wide the rows.
+template <bool ToColumns, class ColumnAt>
+void transpose_bytes(uint8_t* matrix, uint64_t rows, uint64_t width, ColumnAt&& column_at) {
     using namespace transpose_detail;
     constexpr uint64_t kTile = 16, kBlock = 64;
-    const uint64_t full_rows = rows / kTile * kTile, full_cols = width / kTile * kTile;
-    for (uint64_t b0 = 0; b0 < full_cols; b0 += kBlock) {
-        const uint64_t b1 = b0 + kBlock < full_cols ? b0 + kBlock : full_cols;
+    const uint64_t full_rows = rows / kTile * kTile;
+    uint8_t* col[kBlock];
+    for (uint64_t b0 = 0; b0 < width; b0 += kBlock) {
+        const uint64_t n = b0 + kBlock < width ? kBlock : width - b0, full = n / kTile * kTile;
+        for (uint64_t i = 0; i < n; ++i) col[i] = column_at(b0 + i);
+        uint8_t* const block = matrix + b0;  // the tiles address the block's columns from 0
         for (uint64_t r0 = 0; r0 < full_rows; r0 += kTile)
-            for (uint64_t x0 = b0; x0 < b1; x0 += kTile) tile16<ToColumns>(matrix, width, column, r0, x0);
+            for (uint64_t x0 = 0; x0 < full; x0 += kTile) tile16<ToColumns>(block, width, col, r0, x0);
+        bytes_one_by_one<ToColumns>(block, width, col, full_rows, rows, 0, full);  // the last rows
+        bytes_one_by_one<ToColumns>(block, width, col, 0, rows, full, n);          // the last columns
     }
-    bytes_one_by_one<ToColumns>(matrix, width, column, full_rows, rows, 0, full_cols);  // the last rows
-    bytes_one_by_one<ToColumns>(matrix, width, column, 0, rows, full_cols, width);      // the last columns
 }
 
 }  // namespace stz

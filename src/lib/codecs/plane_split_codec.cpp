@@ -206,15 +206,20 @@ void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const Planes
 // of column c at plane[p] + (c * field width + k) * rows.
 template <bool ToPlanes>
 void permute_columns(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
-    const uint64_t W = P.width;
-    thread_local std::vector<uint8_t*> column;  // reused: one pointer per byte of a row
-    column.resize(g.cols * W);
-    for (uint64_t c = 0; c < g.cols; ++c)
-        for (size_t p = 0; p < g.fields.size(); ++p) {
-            const Field& f = g.fields[p];
-            for (uint32_t k = 0; k < f.width; ++k) column[c * W + f.start + k] = plane[p] + (c * f.width + k) * g.rows;
+    const uint64_t W = P.width, R = g.rows;
+    // Per byte j of an element (W <= kMaxWidth): its plane, and its run's index within a
+    // column's share of that plane (field width, byte k of the field).
+    std::vector<uint8_t*> base(W);
+    std::vector<uint64_t> field_width(W), byte_in_field(W);
+    for (size_t p = 0; p < g.fields.size(); ++p)
+        for (uint32_t k = 0; k < g.fields[p].width; ++k) {
+            const uint32_t j = g.fields[p].start + k;
+            base[j] = plane[p], field_width[j] = g.fields[p].width, byte_in_field[j] = k;
         }
-    transpose_bytes<ToPlanes>(elems, g.rows, g.cols * W, column.data());
+    transpose_bytes<ToPlanes>(elems, R, g.cols * W, [&](uint64_t x) {
+        const uint64_t c = x / W, j = x % W;
+        return base[j] + (c * field_width[j] + byte_in_field[j]) * R;
+    });
 }
 
 template <bool ToPlanes>
