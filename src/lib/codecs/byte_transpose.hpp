@@ -68,6 +68,7 @@ template <bool ToColumns, class ColumnAt>
 void transpose_bytes(uint8_t* matrix, uint64_t rows, uint64_t width, ColumnAt&& column_at) {
     using namespace transpose_detail;
     constexpr uint64_t kTile = 16, kBlock = 64;
+    if (rows == 0) return;  // (and no matrix to point into)
     const uint64_t full_rows = rows / kTile * kTile;
     uint8_t* col[kBlock];
     for (uint64_t b0 = 0; b0 < width; b0 += kBlock) {
