@@ -2,6 +2,7 @@
 // graph stage (byte planes, each through its own sub-pipeline), and the grammar that names them.
 #include <htscodecs/rANS_static4x16.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -106,6 +107,59 @@ TEST_CASE("planes orders bytes channel-major or in storage order", "[entropy]") 
     Bytes blocks = {1, 2, 3, 4, 5, 6, 7, 8};
     CHECK(encode_pipeline(parse_pipeline("planes(all=store)", q), blocks).payload == Bytes{0, 1, 5, 0, 2, 6, 0, 3, 7, 4, 8});
     CHECK(encode_pipeline(parse_pipeline("planes:rm(all=store)", q), blocks).payload == Bytes{0, 1, 5, 0, 2, 6, 0, 3, 4, 7, 8});
+}
+
+namespace {
+
+// The planes of `in` byte by byte, as planes(all=store) lays them out channel-major: per
+// field (each header byte, then a quant block's payload), per column, per byte of the field,
+// the rows in order; then the partial row's bytes. Stored planes are a mode byte 0 and the
+// bytes, constant ones (2 bytes or more, all equal) mode 2 and the byte.
+Bytes planes_by_hand(const Bytes& in, uint64_t width, uint64_t head, uint64_t cols) {
+    const uint64_t elems = in.size() / width;
+    const uint64_t c_used = cols > 1 && elems / cols > 0 ? cols : 1, rows = elems / c_used;
+    std::vector<std::pair<uint64_t, uint64_t>> fields;  // start, width
+    if (head == 0) for (uint64_t b = 0; b < width; ++b) fields.push_back({b, 1});
+    else {
+        for (uint64_t b = 0; b < head; ++b) fields.push_back({b, 1});
+        if (width > head) fields.push_back({head, width - head});
+    }
+    Bytes out;
+    for (auto [start, w] : fields) {
+        Bytes plane;
+        for (uint64_t c = 0; c < c_used; ++c)
+            for (uint64_t k = 0; k < w; ++k)
+                for (uint64_t r = 0; r < rows; ++r) plane.push_back(in[(r * c_used + c) * width + start + k]);
+        const bool constant = plane.size() >= 2 && std::all_of(plane.begin(), plane.end(), [&](uint8_t b) { return b == plane[0]; });
+        if (constant) out.insert(out.end(), {2, plane[0]});
+        else out.push_back(0), out.insert(out.end(), plane.begin(), plane.end());
+    }
+    out.insert(out.end(), in.begin() + rows * c_used * width, in.end());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("planes' tiled byte transposition matches the byte-by-byte layout on every geometry", "[entropy]") {
+    struct Kind {
+        ElemKind kind;
+        uint32_t width, head;
+    };
+    // Row and column counts around the 16-byte tiles and 64-byte blocks of the transposition.
+    const std::vector<Kind> kinds = {{ElemKind::F16, 2, 0}, {ElemKind::F32, 4, 0}, {ElemKind::Block, 34, 2},
+                                     {ElemKind::Block, 22, 6}, {ElemKind::Block, 18, 2}};
+    for (const Kind& k : kinds)
+        for (uint64_t cols : {1, 3, 8, 16, 33, 40})
+            for (uint64_t rows : {1, 2, 15, 16, 17, 47}) {
+                DataShape s;
+                s.kind = k.kind, s.elem_bytes = k.width, s.block_head = k.head, s.row_bytes = cols * k.width;
+                Bytes in = random_bytes(rows * cols * k.width + (rows % 3), rows * 100 + cols);
+                INFO("width " << k.width << ", head " << k.head << ", cols " << cols << ", rows " << rows);
+                const Pipeline p = parse_pipeline("planes(all=store)", s);
+                EncodedChunk e = encode_pipeline(p, in);
+                REQUIRE(e.payload == planes_by_hand(in, k.width, k.head, cols));
+                REQUIRE(decode_pipeline(p, e.payload, e.stage_input_sizes) == in);
+            }
 }
 
 TEST_CASE("planes codes the top byte, stores near-random planes and constant planes cost nothing", "[entropy]") {

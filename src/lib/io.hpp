@@ -58,7 +58,8 @@ private:
 
 class MemorySink final : public OutputSink {
 public:
-    void write(const uint8_t* data, size_t n) override { out.insert(out.end(), data, data + n); }
+    // append_bytes (memcpy), not insert: with Bytes' allocator insert copies byte by byte.
+    void write(const uint8_t* data, size_t n) override { append_bytes(out, ByteSpan(data, n)); }
     Bytes out;
 };
 

@@ -141,7 +141,7 @@ public:
         if (in.empty()) throw Error("celldedup: bad block");
         if (in.back() == 0) {
             if (in.size() - 1 != out_size) throw Error("celldedup: size mismatch");
-            out.insert(out.end(), in.begin(), in.end() - 1);
+            append_bytes(out, in.first(in.size() - 1));
             return;
         }
         const uint64_t row = l.cols * l.elem;

@@ -24,6 +24,7 @@
 #include <map>
 
 #include "../pipeline.hpp"
+#include "byte_transpose.hpp"
 #include "codec_impls.hpp"
 #include "varint.hpp"
 
@@ -165,36 +166,17 @@ Geometry geometry(const PlanesParams& P, size_t size) {
 
 // Moves bytes between the element layout and the planes. Channel-major: for each column,
 // plane p holds, per field byte k, that column's rows in order. Storage order: element by
-// element. A template on the element width lets the common float cases unroll.
-// Visits the elements in tiles of kTileRows rows x kTileCols columns: the element side is read
-// (or written) a row segment at a time and each plane column gets kTileRows consecutive bytes,
-// so both sides stay in cache whatever the channel count.
-// `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored plane is
-// read where it lies in the payload, not copied first).
+// element. `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored
+// plane is read where it lies in the payload, not copied first).
+
+// Storage order of scalars (one column): one straight (vectorisable) pass. A template on the
+// element width lets the common float cases unroll.
 template <bool ToPlanes, unsigned W>
-void permute_scalar(uint8_t* elems, uint8_t* const* plane, const Geometry& g) {
-    constexpr uint64_t kTileRows = 16, kTileCols = 64;
-    const uint64_t R = g.rows, C = g.cols;
-    if (C == 1) {  // storage order: one straight (vectorisable) pass
-        uint8_t* dst[W];
-        for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
-        for (uint64_t r = 0; r < R; ++r)
-            for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
-        return;
-    }
-    for (uint64_t c0 = 0; c0 < C; c0 += kTileCols) {
-        const uint64_t c1 = std::min(C, c0 + kTileCols);
-        for (uint64_t r0 = 0; r0 < R; r0 += kTileRows) {
-            const uint64_t r1 = std::min(R, r0 + kTileRows);
-            for (uint64_t c = c0; c < c1; ++c) {
-                uint8_t* dst[W];
-                for (unsigned j = 0; j < W; ++j) dst[j] = plane[j] + c * R;
-                uint8_t* e = elems + (r0 * C + c) * W;
-                for (uint64_t r = r0; r < r1; ++r, e += C * W)
-                    for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = e[j]) : void(e[j] = dst[j][r]);
-            }
-        }
-    }
+void permute_scalar_in_order(uint8_t* elems, uint8_t* const* plane, uint64_t R) {
+    uint8_t* dst[W];
+    for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
+    for (uint64_t r = 0; r < R; ++r)
+        for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
 }
 
 // Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
@@ -219,35 +201,42 @@ void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const Planes
     permute_blocks<ToPlanes>(elems, plane, n, W, H);
 }
 
+// Channel-major (and scalars of one column): the rows x (cols * width) byte matrix of the
+// elements, each byte column of which is a run of `rows` bytes in a plane: byte k of field p
+// of column c at plane[p] + (c * field width + k) * rows.
+template <bool ToPlanes>
+void permute_columns(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
+    const uint64_t W = P.width, R = g.rows;
+    // Per byte j of an element (W <= kMaxWidth): its plane, and its run's index within a
+    // column's share of that plane (field width, byte k of the field).
+    std::vector<uint8_t*> base(W);
+    std::vector<uint64_t> field_width(W), byte_in_field(W);
+    for (size_t p = 0; p < g.fields.size(); ++p)
+        for (uint32_t k = 0; k < g.fields[p].width; ++k) {
+            const uint32_t j = g.fields[p].start + k;
+            base[j] = plane[p], field_width[j] = g.fields[p].width, byte_in_field[j] = k;
+        }
+    transpose_bytes<ToPlanes>(elems, R, g.cols * W, [&](uint64_t x) {
+        const uint64_t c = x / W, j = x % W;
+        return base[j] + (c * field_width[j] + byte_in_field[j]) * R;
+    });
+}
+
 template <bool ToPlanes>
 void permute(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
     const uint64_t W = P.width;
     const bool scalar = !P.blocks || (P.head == W);
     if (g.body == 0) return;
     if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, plane[0])) : void(std::copy(plane[0], plane[0] + g.body, elems));
-    if (scalar && W == 2) return permute_scalar<ToPlanes, 2>(elems, plane, g);
-    if (scalar && W == 4) return permute_scalar<ToPlanes, 4>(elems, plane, g);
+    if (scalar && W == 2 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 2>(elems, plane, g.rows);
+    if (scalar && W == 4 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 4>(elems, plane, g.rows);
+    // Blocks in storage order (never more than one column: geometry() gives rm one); scalars
+    // of one column are the same in both orders.
     if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, plane, P, g);
-    std::vector<uint8_t*> dst(W);
-    std::vector<uint64_t> step(W);
-    for (uint64_t c = 0; c < g.cols; ++c) {
-        for (size_t p = 0; p < g.fields.size(); ++p) {
-            const Field& f = g.fields[p];
-            for (uint32_t k = 0; k < f.width; ++k) {
-                dst[f.start + k] = plane[p] + (g.cols > 1 || P.channel_major ? (c * f.width + k) * g.rows : k);
-                step[f.start + k] = g.cols > 1 || P.channel_major ? 1 : f.width;
-            }
-        }
-        uint8_t* e = elems + c * W;
-        for (uint64_t r = 0; r < g.rows; ++r, e += g.cols * W)
-            for (uint64_t j = 0; j < W; ++j) {
-                uint8_t& pl = dst[j][r * step[j]];
-                ToPlanes ? void(pl = e[j]) : void(e[j] = pl);
-            }
-    }
+    permute_columns<ToPlanes>(elems, plane, P, g);
 }
 
-// The plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
+// The decoder's plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
 // Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
 uint8_t* scratch(uint64_t n) {
     thread_local std::unique_ptr<uint8_t[]> buf;
@@ -258,11 +247,16 @@ uint8_t* scratch(uint64_t n) {
 
 bool is_store(const Pipeline& r) { return r.stages.size() == 1 && r.stages[0].codec->id() == 0; }
 
-void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
+// Turns the plane whose bytes lie at out[at + 1, at + 1 + size) into its record at out[w...]
+// (w <= at: records before it may have shrunk) and returns where the record ends. A record is
+// never longer than the stored one (1 + size bytes), so it never reaches a later plane's bytes;
+// a stored plane that has not moved costs nothing (the mantissa planes: no second copy).
+size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const Pipeline& recipe) {
+    const ByteSpan plane(out.data() + at + 1, size);
     if (plane.size() >= 2 && std::all_of(plane.begin(), plane.end(), [&](uint8_t b) { return b == plane[0]; })) {
-        out.push_back(kModeConstant);
-        out.push_back(plane[0]);
-        return;
+        const uint8_t value = plane[0];
+        out[w] = kModeConstant, out[w + 1] = value;
+        return w + 2;
     }
     const bool may_shrink = !recipe.stages.empty() && recipe.stages[0].codec->may_shrink(plane, recipe.stages[0].params);
     if (!plane.empty() && !is_store(recipe) && may_shrink) {
@@ -270,14 +264,22 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
         put_varint(rec, e.payload.size());
-        if (rec.size() + e.payload.size() < 1 + plane.size()) {
-            append_bytes(out, rec);
-            append_bytes(out, e.payload);
-            return;
+        if (rec.size() + e.payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
+            std::memcpy(out.data() + w, rec.data(), rec.size());
+            std::memcpy(out.data() + w + rec.size(), e.payload.data(), e.payload.size());
+            return w + rec.size() + e.payload.size();
         }
     }
-    out.push_back(kModeStored);
-    append_bytes(out, plane);
+    out[w] = kModeStored;
+    if (w != at && size) std::memmove(out.data() + w + 1, plane.data(), size);
+    return w + 1 + size;
+}
+
+void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
+    const size_t at = out.size();
+    out.resize(at + 1 + plane.size());
+    if (!plane.empty()) std::memcpy(out.data() + at + 1, plane.data(), plane.size());
+    out.resize(place_plane_record(out, at, at, plane.size(), recipe));
 }
 
 // Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
@@ -312,16 +314,22 @@ const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, ui
     return dst;
 }
 
-// Data without records: the planes, then the tail.
+// Data without records: the planes, then the tail. The planes are permuted straight into
+// `out`, each where its stored record would be, and then turned into their records in order.
 void encode_body(ByteSpan in, const PlanesParams& P, Bytes& out) {
     Geometry g = geometry(P, in.size());
-    uint8_t* planes = scratch(g.body);
+    const size_t base = out.size();
+    std::vector<size_t> at(g.fields.size());
+    size_t end = base;
+    for (size_t p = 0; p < at.size(); ++p) at[p] = end, end += 1 + g.plane_size(p);
+    out.resize(end);  // not zero-filled (bytes.hpp): permute writes every plane byte
     std::vector<uint8_t*> plane(g.fields.size());
-    for (size_t p = 0; p < plane.size(); ++p) plane[p] = planes + g.offset[p];
+    for (size_t p = 0; p < plane.size(); ++p) plane[p] = out.data() + at[p] + 1;
     permute<true>(const_cast<uint8_t*>(in.data()), plane.data(), P, g);  // reads only
-    for (size_t p = 0; p < g.fields.size(); ++p)
-        encode_plane(ByteSpan(plane[p], g.plane_size(p)), P.recipes[P.plane_recipe[p]], out);
-    out.insert(out.end(), in.begin() + g.body, in.end());
+    size_t w = base;
+    for (size_t p = 0; p < g.fields.size(); ++p) w = place_plane_record(out, w, at[p], g.plane_size(p), P.recipes[P.plane_recipe[p]]);
+    out.resize(w);
+    append_bytes(out, in.subspan(g.body));
 }
 
 void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
@@ -338,7 +346,7 @@ void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& o
     size_t base = out.size();
     out.resize(base + g.body);  // not zero-filled (bytes.hpp): permute writes every byte
     permute<false>(out.data() + base, plane.data(), P, g);
-    out.insert(out.end(), in.end() - tail, in.end());
+    append_bytes(out, in.last(tail));
 }
 
 const Pipeline& store_recipe() {
@@ -362,9 +370,9 @@ void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
     bodies.reserve(B * n);
     for (uint64_t i = 0; i < n; ++i) {
         const uint8_t* rec = in.data() + i * R;
-        if (i == 0) out.insert(out.end(), rec, rec + H);
+        if (i == 0) append_bytes(out, ByteSpan(rec, H));
         else for (uint64_t k = 0; k < H; ++k) deltas.push_back(rec[k] ^ (rec - R)[k]);
-        bodies.insert(bodies.end(), rec + H, rec + R);
+        append_bytes(bodies, ByteSpan(rec + H, B));
     }
     encode_plane(deltas, store_recipe(), out);
     encode_body(bodies, P, out);

@@ -14,7 +14,9 @@
 
 #include <htscodecs/rANS_static4x16.h>
 
+#include <algorithm>
 #include <climits>
+#include <memory>
 #include <cmath>
 #include <vector>
 #include <mutex>
@@ -65,42 +67,57 @@ bool worth_coding(ByteSpan in) {
 // 256 KB), table sizes from the distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
 // packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // k * log2(k), tabulated for the small counts that most symbols and pairs have: one log2 per
-// used pair cost a third of the estimate on small planes.
-double klogk(uint32_t k) {
+// used pair cost a third of the estimate on small planes. The table is built once (a
+// function-local static would test its guard on every call).
+constexpr size_t kKlogkTable = 4096;
+const double* klogk_table() {
     static const std::vector<double> table = [] {
-        std::vector<double> t(4096);
+        std::vector<double> t(kKlogkTable);
         for (size_t i = 1; i < t.size(); ++i) t[i] = double(i) * std::log2(double(i));
         return t;
     }();
-    return k < table.size() ? table[k] : double(k) * std::log2(double(k));
+    return table.data();
+}
+inline double klogk(const double* table, uint32_t k) {
+    return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k));
 }
 
 bool order1_pays(ByteSpan in) {
     // The pair counts live per thread; only the pairs seen are visited and cleared after use:
-    // zeroing and scanning all 65536 per call cost more than counting a small plane.
-    thread_local std::vector<uint32_t> pairs(256 * 256, 0);
-    thread_local std::vector<uint16_t> seen;
-    seen.clear();
+    // zeroing and scanning all 65536 per call cost more than counting a small plane. Raw
+    // arrays, not vectors: the counting loop then keeps its pointers in registers (a vector's
+    // push_back may write anywhere as far as the compiler knows), and a pair's first sighting
+    // is recorded without a branch (written always, kept only when its count was 0; one slot
+    // more than there are pairs for that last write).
+    thread_local std::unique_ptr<uint32_t[]> pair_mem(new uint32_t[256 * 256]());
+    thread_local std::unique_ptr<uint16_t[]> seen_mem(new uint16_t[256 * 256 + 1]);
+    uint32_t* const pairs = pair_mem.get();
+    uint16_t* const seen = seen_mem.get();
+    size_t n_seen = 0;
     uint32_t single[256] = {}, context[256] = {};
     const size_t step = in.size() > (256u << 10) ? 4 : 1;
+    const uint8_t* const bytes = in.data();
     size_t n = 0;
     for (size_t i = 1; i < in.size(); i += step, ++n) {
-        const uint16_t pair = static_cast<uint16_t>(in[i - 1] << 8 | in[i]);
-        if (pairs[pair]++ == 0) seen.push_back(pair);
+        const uint16_t pair = static_cast<uint16_t>(bytes[i - 1] << 8 | bytes[i]);
+        const uint32_t before = pairs[pair]++;
+        seen[n_seen] = pair;
+        n_seen += before == 0;
     }
     // The symbol and context counts are the pair counts summed (the same integers as counting
     // them per sample, at a fraction of the cost).
-    for (uint16_t pair : seen) single[pair & 0xff] += pairs[pair], context[pair >> 8] += pairs[pair];
+    for (size_t k = 0; k < n_seen; ++k) single[seen[k] & 0xff] += pairs[seen[k]], context[seen[k] >> 8] += pairs[seen[k]];
     // Entropy of n symbols with counts k: sum k log2(n / k) = n log2 n - sum k log2 k.
-    double h0 = klogk(static_cast<uint32_t>(n)), h1 = 0;
+    const double* const table = klogk_table();
+    double h0 = klogk(table, static_cast<uint32_t>(n)), h1 = 0;
     size_t syms = 0;
     for (int s = 0; s < 256; ++s) {
-        if (single[s]) h0 -= klogk(single[s]), ++syms;
-        if (context[s]) h1 += klogk(context[s]);
+        if (single[s]) h0 -= klogk(table, single[s]), ++syms;
+        if (context[s]) h1 += klogk(table, context[s]);
     }
-    for (uint16_t pair : seen) h1 -= klogk(pairs[pair]), pairs[pair] = 0;
+    for (size_t k = 0; k < n_seen; ++k) h1 -= klogk(table, pairs[seen[k]]), pairs[seen[k]] = 0;
     const double scale = static_cast<double>(in.size()) / std::max<size_t>(n, 1);  // bytes per sampled pair
-    const double cost0 = h0 / 8 * scale + 0.8 * syms, cost1 = h1 / 8 * scale + 0.8 * seen.size();
+    const double cost0 = h0 / 8 * scale + 0.8 * syms, cost1 = h1 / 8 * scale + 0.8 * n_seen;
     return cost1 < 0.99 * cost0;
 }
 
@@ -148,7 +165,7 @@ public:
             written >= in.size())
             return store(in, out);
         out.push_back(kModeRans);
-        out.insert(out.end(), dst, dst + written);
+        append_bytes(out, ByteSpan(dst, written));
     }
     static void store(ByteSpan in, Bytes& out) {
         out.push_back(kModeStored);

@@ -55,7 +55,7 @@ public:
                 unique_rows.push_back(r);
             }
         }
-        for (size_t r : unique_rows) out.insert(out.end(), in.begin() + r * row, in.begin() + (r + 1) * row);
+        for (size_t r : unique_rows) append_bytes(out, in.subspan(r * row, row));
         refs.finish(out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
@@ -64,7 +64,7 @@ public:
         const uint64_t row = load_le<uint64_t>(params.data());
         if (in.back() == 0) {
             if (in.size() - 1 != out_size) throw Error("dedup: size mismatch");
-            out.insert(out.end(), in.begin(), in.end() - 1);
+            append_bytes(out, in.first(in.size() - 1));
             return;
         }
         if (in.back() != 1 || row == 0 || out_size % row || in.size() < 5) throw Error("dedup: bad block");
@@ -77,7 +77,7 @@ public:
         out.reserve(out.size() + out_size);
         for (size_t r = 0; r < n; ++r) {
             const uint64_t u = refs.next();
-            out.insert(out.end(), in.begin() + u * row, in.begin() + (u + 1) * row);
+            append_bytes(out, in.subspan(u * row, row));
         }
         refs.finish();
     }
