@@ -187,7 +187,7 @@ TEST_CASE("planes with records refuses partial records and crafted record parame
     CHECK_THROWS_AS(parse_pipeline("planes(all=store)", with_records(f16_rows(32), 12, 12)), Error);
 }
 
-TEST_CASE("the plan gathers the K layers of a file into one section; output is the same for 1 and 2 threads",
+TEST_CASE("the plan gathers the K layers of a file into one section, and the output is the same for 1 and 2 threads",
           "[gather]") {
     for (const char* flavour : {"seq3", "session10"})
         for (ElemType k : {ElemType::F16, ElemType::Q8_0}) {

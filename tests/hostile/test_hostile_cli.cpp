@@ -137,7 +137,7 @@ TEST_CASE("hostile cli: -c with several inputs is refused (no unreadable concate
     CHECK(sh(kBin + " -l " + d + "/aa.stz > /dev/null 2>&1") == 1);
 }
 
-TEST_CASE("hostile cli: an ignored SIGHUP stays ignored; SIGQUIT removes the temp file", "[hostile][cli][signals]") {
+TEST_CASE("hostile cli: an ignored SIGHUP stays ignored, and SIGQUIT removes the temp file", "[hostile][cli][signals]") {
     std::string d = temp_dir("h-signals");
     REQUIRE(sh(kGen + " session10 " + d + "/big.bin --size 40000000 --layers 8 --embd 256") == 0);
     // nohup: SIGHUP is ignored when statezip starts, and must stay so.
@@ -153,7 +153,7 @@ TEST_CASE("hostile cli: an ignored SIGHUP stays ignored; SIGQUIT removes the tem
     CHECK(leftover_temp_files(d) == 0);
 }
 
-TEST_CASE("hostile cli: outputs from stdin honour the umask; files keep mode and mtime", "[hostile][cli]") {
+TEST_CASE("hostile cli: outputs from stdin honour the umask, and files keep mode and mtime", "[hostile][cli]") {
     std::string d = temp_dir("h-perms");
     REQUIRE(sh("umask 027; " + kBin + " -q -o " + d + "/u.stz - < '" + kSample + "'") == 0);
     CHECK((stat_of(d + "/u.stz").st_mode & 0777) == 0640);
