@@ -120,8 +120,9 @@ static std::string cells_pipeline(Preset p, int level) {
 static std::string tokens_pipeline(Preset p, int level) {
     if (level) return "deltarun:0+zstd:" + std::to_string(level);
     if (p == Preset::Fast) return "deltarun:0+zstd:3";
-    if (p == Preset::Default) return "deltarun:0+lzma:6";
-    return "deltarun:0+lzma:9e|lzma:9e";
+    // deltarun alone: on a short list of distinct ids lzma adds more than it finds.
+    if (p == Preset::Default) return "deltarun:0+lzma:6|deltarun:0";
+    return "deltarun:0+lzma:9e|lzma:9e|deltarun:0";
 }
 
 // A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
