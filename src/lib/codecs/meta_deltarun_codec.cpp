@@ -6,8 +6,8 @@
 // every run of differences that equal the difference one period earlier (the period is
 // `lag`, or 1 when lag is 0) is one repeat count. So a record list whose fields each follow
 // an arithmetic sequence codes as a few literals and one count, whatever its length. The
-// encoder tries every lag up to the parameter and keeps the smallest output, though lag 0
-// unless a lag saves an eighth of it (see encode). What is left (the literals, the jumps
+// encoder takes the lag up to the parameter under which most words repeat, or lag 0 unless
+// that saves an eighth of the output (see encode). What is left (the literals, the jumps
 // where a field starts a new run) goes to the next stage of the pipeline (e.g.
 // deltarun+zstd:19), whose matches catch the periodic patterns.
 //
@@ -90,6 +90,20 @@ struct Differences {
     }
 };
 
+// Of lags 1..max_lag (at most the word count / 2), the one where most words continue the
+// arithmetic run of their field: w[i] - w[i-lag] == w[i-lag] - w[i-2lag]. The smallest such
+// lag on a tie (a multiple of the record width repeats as often); 0 if none repeats.
+unsigned most_repeating_lag(const std::vector<uint32_t>& w, unsigned max_lag) {
+    unsigned best = 0;
+    size_t best_count = 0;
+    for (unsigned lag = 1; lag <= max_lag && 2 * size_t{lag} < w.size(); ++lag) {
+        size_t count = 0;
+        for (size_t i = 2 * size_t{lag}; i < w.size(); ++i) count += w[i] - w[i - lag] == w[i - lag] - w[i - 2 * lag];
+        if (count > best_count) best = lag, best_count = count;
+    }
+    return best;
+}
+
 std::vector<uint32_t> words_of(ByteSpan in) {
     std::vector<uint32_t> w(in.size() / 4);
     for (size_t i = 0; i < w.size(); ++i) w[i] = load_le<uint32_t>(in.data() + 4 * i);
@@ -133,18 +147,18 @@ public:
         check_params(params);
         const std::vector<uint32_t> w = words_of(in);
         const ByteSpan tail = in.subspan(w.size() * 4);
-        unsigned best_lag = 0, best_width = 1;
-        uint64_t best_bytes = UINT64_MAX, lag0_bytes = 0;
+        // The lag: of 1..max_lag the one with the most repeating differences (cheap to
+        // count for every lag), measured against lag 0. Differences hide the repeats that the
+        // next stage's matches would find in the words themselves (token lists: the same
+        // phrase at two places): a lag is taken over lag 0 only when it saves an eighth.
         Differences diffs;
-        for (unsigned lag = 0; lag <= params[0] && lag <= w.size(); ++lag) {
+        diffs.compute(w, 0);
+        auto [best_width, best_bytes] = diffs.measure();
+        unsigned best_lag = 0;
+        if (const unsigned lag = most_repeating_lag(w, params[0])) {
             diffs.compute(w, lag);
             const auto [width, bytes] = diffs.measure();
-            // Differences hide the repeats that the next stage's matches would find in the
-            // words themselves (token lists: the same phrase at two places): a lag is taken
-            // over lag 0 only when it saves at least an eighth.
-            if (lag == 0) lag0_bytes = bytes;
-            const bool better = lag == 0 || (bytes < lag0_bytes - lag0_bytes / 8 && (best_lag == 0 || bytes < best_bytes));
-            if (better) best_lag = lag, best_width = width, best_bytes = bytes;
+            if (bytes < best_bytes - best_bytes / 8) best_lag = lag, best_width = width, best_bytes = bytes;
         }
         if (best_bytes + tail.size() >= 1 + in.size()) {  // no shorter than stored: store it
             out.push_back(kModeStored);
