@@ -46,7 +46,7 @@ unsigned varint_bytes(uint64_t v) {
 unsigned width_of(uint32_t v) { return v < (1u << 8) ? 1 : v < (1u << 16) ? 2 : v < (1u << 24) ? 3 : 4; }
 
 // The words seen at one lag: their differences, and the literal/repeat split the encoder
-// writes. One buffer, refilled per lag (the encoder tries every lag).
+// writes. One buffer, refilled per lag tried (lag 0, then the most repeating one).
 struct Differences {
     unsigned lag = 0, period = 1;
     std::vector<uint32_t> d;  // word i's difference from the word `lag` back (lag 0: the word)
