@@ -141,6 +141,22 @@ TEST_CASE("deltarun keeps token lists undifferenced and narrows them to their by
     CHECK(stored[0] == 0);
 }
 
+// The stored form is part of the container format (docs/FORMAT.md): a payload written by hand
+// from that description must keep decoding to the same words, whatever the encoder becomes.
+TEST_CASE("deltarun decodes a payload written from the format description", "[meta]") {
+    // Four cells at positions 0-3 of sequence 0, then v_trans 0 and 5 layers: 15 words. Lag 3:
+    // differences 4 0 1 -4 1 0 0 | 1 0 0 1 0 0 (each the one 3 words back) | -3 4.
+    const Bytes payload = {1, 3, 1,                             // coded, lag 3, 1-byte literals
+                           2, 7, 6, 2, 0,                       // pairs {7 literals, 6 repeats}, {2, 0}
+                           8, 0, 2, 7, 2, 0, 0, 5, 8};          // the literals, zigzagged
+    Bytes want;
+    for (int32_t v : {4, 0, 1, 0, 1, 1, 0, 2, 1, 0, 3, 1, 0, 0, 5}) append_le<int32_t>(want, v);
+    Bytes out;
+    deltarun().decode(payload, params_of("deltarun"), want.size(), out);
+    CHECK(out == want);
+    check_refused(payload, want.size(), "deltarun:2");  // lag 3 is above this parameter
+}
+
 TEST_CASE("deltarun refuses truncated and crafted payloads with a clear error", "[meta][hostile]") {
     const Bytes params = params_of("deltarun");
     const Bytes cells = cell_list(500, 3, 1);
