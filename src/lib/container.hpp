@@ -9,11 +9,10 @@
 #include "limits.hpp"
 #include "pipeline.hpp"
 #include "section.hpp"
+#include "wire.hpp"  // kStzMagic, ChunkIndexEntry: the byte layout this reads and writes
 
 namespace stz {
 
-inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
-inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
 // Version 1: what 0.1.0 writes and reads. Version 2 adds a property list at the end of the
 // header body (below). The writer writes version 1 whenever the header has no properties, so
 // plain files stay readable by 0.1.0; readers accept both.
@@ -61,13 +60,6 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& stage_
 // The size-independent part, for the planner and the CLI to call when a pipeline is parsed:
 // 1..kMaxStages stages, each stage's parameters at most kMaxParamBytes and valid.
 void check_pipeline_storable(const Pipeline& p);
-
-struct ChunkIndexEntry {
-    uint64_t container_offset = 0;
-    uint32_t section = 0;
-    uint32_t raw_size = 0;
-    uint32_t stored_size = 0;
-};
 
 class Hasher;
 

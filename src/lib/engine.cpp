@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "patch.hpp"
+#include "patch_decode.hpp"
 #include "thread_pool.hpp"
 
 namespace stz {
