@@ -170,8 +170,9 @@ TEST_CASE("cli: --version names the release and the container versions it writes
     REQUIRE(sh(std::string(STATEZIP_BIN) + " --version > " + d + "/v") == 0);
     const std::string v = slurp(d + "/v");
     CHECK(v.rfind("statezip " STATEZIP_VERSION_STRING " (", 0) == 0);
-    // Every version the readers accept, from the constants they check.
-    CHECK(v.find(".stz container versions " + std::to_string(stz::kStzVersion) + "-" + std::to_string(stz::kStzMaxVersion)) !=
+    // The version the writer writes and every version the readers accept, from the constants they check.
+    CHECK(v.find("writes .stz container version " + std::to_string(stz::kStzVersionCompact)) != std::string::npos);
+    CHECK(v.find("reads .stz container versions " + std::to_string(stz::kStzVersion) + "-" + std::to_string(stz::kStzMaxVersion)) !=
           std::string::npos);
     CHECK(v.find(".stzp set version " + std::to_string(stz::kPackVersion)) != std::string::npos);
     CHECK(v.find("map versions 1-" + std::to_string(stz::kPatchMapVersionTokens)) != std::string::npos);

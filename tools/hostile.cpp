@@ -81,7 +81,7 @@ Bytes craft_stz(const Bytes& raw, const std::vector<RawStage>& stages, const Byt
     s.size = raw_size;
     h.sections.push_back(s);
     MemorySink sink;
-    { ContainerWriter w(sink, h); }  // writes the header only
+    { ContainerWriter w(sink, h, ContainerLayout::Fixed); }  // writes the header only (fixed-width records follow)
     Bytes out = sink.out;
     const uint64_t chunk_at = out.size();
     append_bytes(out, chunk_record(hash64(raw), raw_size, stages, payload));
@@ -148,6 +148,7 @@ Bytes range_overrun(size_t records) {
 SparseImage huge_chunk_count(uint64_t apparent_size) {
     CompressOptions opt;
     opt.codec.all = "zstd:3";
+    opt.container = ContainerLayout::Fixed;  // a version 1 end record with its chunk count
     const Bytes rows = sample_rows(3000);
     MemorySource src(rows);
     MemorySink real;

@@ -268,8 +268,7 @@ int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size) {
         require(size, "size is NULL");
         *size = 0;
         MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
-        ContainerReader r(in);
-        *size = rebuilt_size(r.header());
+        *size = rebuilt_size(read_checked_header(in));
     });
 }
 

@@ -19,13 +19,14 @@ using namespace stzcli;
 namespace {
 
 // The formats this build writes and reads, from the constants the reader checks, so the line
-// cannot drift from the code: a plain .stz is written as container version 1 (readable by
-// 0.1.0), one with header properties (a reference, a lossy mode) as version 2.
+// cannot drift from the code: a .stz is written as container version 3 (compact records);
+// versions 1 and 2 (0.1.0 and later) are still read.
 std::string version_text() {
     const std::string stz_versions = std::to_string(stz::kStzVersion) + "-" + std::to_string(stz::kStzMaxVersion);
-    return "statezip " STATEZIP_VERSION_STRING " (writes and reads .stz container versions " + stz_versions +
-           ", .stzp set version " + std::to_string(stz::kPackVersion) + ", --patch-from map versions " +
-           std::to_string(stz::kPatchMapVersion) + "-" + std::to_string(stz::kPatchMapVersionTokens) + ")";
+    return "statezip " STATEZIP_VERSION_STRING " (writes .stz container version " + std::to_string(stz::kStzVersionCompact) +
+           " and reads .stz container versions " + stz_versions + ", .stzp set version " + std::to_string(stz::kPackVersion) +
+           ", --patch-from map versions " + std::to_string(stz::kPatchMapVersion) + "-" +
+           std::to_string(stz::kPatchMapVersionTokens) + ")";
 }
 
 struct UsageError : std::runtime_error {

@@ -86,8 +86,7 @@ void check_header_storable(const ContainerHeader& h) {
     check_header_storable(encoded_header_bound(h));
 }
 
-static Bytes encode_header(const ContainerHeader& h) {
-    check_header_storable(h);
+static Bytes encode_fixed_body(const ContainerHeader& h) {
     Bytes body;
     append_le<uint64_t>(body, h.original_size);
     append_string(body, h.format);
@@ -102,8 +101,7 @@ static Bytes encode_header(const ContainerHeader& h) {
         body.push_back(s.transposed ? 1 : 0);
         for (uint64_t v : {s.offset, s.size, s.rows, s.row_elems, s.filled_elems}) append_le<uint64_t>(body, v);
     }
-    const bool has_properties = !h.properties.empty();
-    if (has_properties) {
+    if (!h.properties.empty()) {
         append_le<uint32_t>(body, static_cast<uint32_t>(h.properties.size()));
         for (const auto& p : h.properties) {
             append_string(body, p.key);
@@ -111,21 +109,61 @@ static Bytes encode_header(const ContainerHeader& h) {
             append_string(body, p.value);
         }
     }
+    return body;
+}
+
+namespace container_detail {
+
+std::optional<Bytes> compress_header_body(ByteSpan body, size_t size_field_bytes) {
     // The section table is repetitive (names, offsets): zstd halves it or better, which
-    // matters for small state files. Flag bit 0 marks a compressed body: u32 size + zstd frame.
-    Bytes packed(4 + ZSTD_compressBound(body.size()));
-    store_le<uint32_t>(packed.data(), static_cast<uint32_t>(body.size()));
+    // matters for small state files. Stored as the body's size, then a zstd frame.
+    Bytes packed(size_field_bytes + ZSTD_compressBound(body.size()));
     // Level 9: within 6 bytes a file of level 19 on the corpus, at a fifth of the time (level 19
     // was 20 % of the instructions of a --fast compression of a 170 KB file). One context per
     // thread: pack writes a header per block.
     constexpr int kHeaderLevel = 9;
     thread_local ZstdCCtx ctx;
-    size_t n = ZSTD_compressCCtx(ctx.c, packed.data() + 4, packed.size() - 4, body.data(), body.size(), kHeaderLevel);
-    const bool compress = !ZSTD_isError(n) && 4 + n < body.size();
-    if (compress) packed.resize(4 + n);
-    const Bytes& stored = compress ? packed : body;
+    size_t n = ZSTD_compressCCtx(ctx.c, packed.data() + size_field_bytes, packed.size() - size_field_bytes, body.data(),
+                                 body.size(), kHeaderLevel);
+    if (ZSTD_isError(n) || size_field_bytes + n >= body.size()) return std::nullopt;
+    packed.resize(size_field_bytes + n);
+    return packed;
+}
+
+Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base) {
+    if (raw > kMaxHeaderBytes) throw DataError("header too large", base);
+    // The writer's frame records its content size: check it (and what the frame's blocks
+    // can hold) before allocating, so a small header cannot claim 64 MiB.
+    unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    unsigned long long bound = ZSTD_decompressBound(frame.data(), frame.size());
+    if (content != raw || bound == ZSTD_CONTENTSIZE_ERROR || bound < raw) throw DataError("corrupt header", base);
+    Bytes unpacked(raw);
+    size_t n = ZSTD_decompress(unpacked.data(), raw, frame.data(), frame.size());
+    if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
+    return unpacked;
+}
+
+void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at) {
+    if (h.property(p.key)) throw DataError("property '" + p.key + "' appears twice", at);
+    if (p.required && !header_property_understood(p.key))
+        throw DataError("the file needs '" + p.key + "', which this statezip does not know (written by a newer statezip?)", at);
+}
+
+}  // namespace container_detail
+
+using namespace container_detail;
+
+static Bytes encode_header(const ContainerHeader& h, ContainerLayout layout) {
+    check_header_storable(h);
+    if (layout == ContainerLayout::Compact) return encode_compact_header(h);
+    const Bytes body = encode_fixed_body(h);
+    Bytes size_field;
+    append_le<uint32_t>(size_field, static_cast<uint32_t>(body.size()));
+    std::optional<Bytes> packed = compress_header_body(body, size_field.size());
+    if (packed) std::copy(size_field.begin(), size_field.end(), packed->begin());
+    const Bytes& stored = packed ? *packed : body;
     Bytes out;
-    wire::FixedHeader{has_properties ? kStzVersionProperties : kStzVersion, compress ? kHeaderCompressed : uint16_t(0),
+    wire::FixedHeader{h.properties.empty() ? kStzVersion : kStzVersionProperties, packed ? kHeaderCompressed : uint16_t(0),
                       static_cast<uint32_t>(stored.size())}
         .encode(out);
     append_bytes(out, stored);
@@ -146,10 +184,7 @@ static void decode_properties(SpanReader& r, ContainerHeader& h) {
         if (flags & ~1u) throw DataError("unknown property flags (written by a newer statezip?)", r.file_offset());
         p.required = flags & 1;
         p.value = r.str16("property value");
-        if (h.property(p.key)) throw DataError("property '" + p.key + "' appears twice", r.file_offset());
-        if (p.required && !header_property_understood(p.key))
-            throw DataError("the file needs '" + p.key + "', which this statezip does not know (written by a newer statezip?)",
-                            r.file_offset());
+        check_property(h, p, r.file_offset());
         h.properties.push_back(std::move(p));
     }
 }
@@ -160,16 +195,7 @@ static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint1
     ByteSpan body = stored;
     if (flags & kHeaderCompressed) {
         if (stored.size() < 4) throw DataError("truncated header", base);
-        uint32_t raw = load_le<uint32_t>(stored.data());
-        if (raw > kMaxHeaderBytes) throw DataError("header too large", base);
-        // The writer's frame records its content size: check it (and what the frame's blocks
-        // can hold) before allocating, so a small header cannot claim 64 MiB.
-        unsigned long long frame = ZSTD_getFrameContentSize(stored.data() + 4, stored.size() - 4);
-        unsigned long long bound = ZSTD_decompressBound(stored.data() + 4, stored.size() - 4);
-        if (frame != raw || bound == ZSTD_CONTENTSIZE_ERROR || bound < raw) throw DataError("corrupt header", base);
-        unpacked.resize(raw);
-        size_t n = ZSTD_decompress(unpacked.data(), raw, stored.data() + 4, stored.size() - 4);
-        if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
+        unpacked = decompress_header_body(stored.subspan(4), load_le<uint32_t>(stored.data()), base);
         body = unpacked;
     }
     SpanReader r(body, base);
@@ -207,8 +233,15 @@ static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint1
     return h;
 }
 
-ContainerWriter::ContainerWriter(OutputSink& out, const ContainerHeader& h) : out_(out), original_size_(h.original_size) {
-    put(encode_header(h));
+ContainerWriter::ContainerWriter(OutputSink& out, const ContainerHeader& h, ContainerLayout layout)
+    : out_(out), layout_(layout), original_size_(h.original_size) {
+    const Bytes header = encode_header(h, layout);
+    if (layout == ContainerLayout::Compact) {
+        header_hash_ = hash64(header);
+        end_check_ = std::make_unique<Hasher>();
+        wire::begin_compact_end_check(*end_check_, header_hash_);
+    }
+    put(header);
 }
 
 void ContainerWriter::put(const Bytes& b) {
@@ -242,16 +275,22 @@ void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t 
 }
 
 void ContainerWriter::add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc) {
-    index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    if (layout_ == ContainerLayout::Compact) {
+        end_check_->update(record);  // its head and checksums: the payload is covered by the record's check
+        ++n_chunks_;
+    } else {
+        index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    }
     put(record);
     put(enc.payload);
 }
 
 Bytes ContainerWriter::chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
-                                    const Pipeline& p, const EncodedChunk& enc) {
+                                    const Pipeline& p, const EncodedChunk& enc) const {
     // Never write what the reader would reject (e.g. 9 stages, or 256 wrapping to 0).
     check_chunk_storable(p, enc.stage_input_sizes, enc.payload.size());
     if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
+    if (layout_ == ContainerLayout::Compact) return compact_record(raw_offset, raw_size, raw_hash, p, enc);
     Bytes rec;
     rec.push_back(static_cast<uint8_t>(ChunkKind::Data));
     wire::ChunkHead{section, raw_offset, raw_size, static_cast<uint32_t>(enc.payload.size()),
@@ -272,6 +311,7 @@ Bytes ContainerWriter::chunk_record(uint32_t section, uint64_t raw_offset, uint3
 }
 
 void ContainerWriter::finish(uint64_t content_hash) {
+    if (layout_ == ContainerLayout::Compact) return finish_compact(content_hash);
     uint64_t end_offset = pos_;
     Bytes rec;
     rec.push_back(static_cast<uint8_t>(ChunkKind::End));
@@ -293,10 +333,17 @@ static void check_version(uint16_t version) {
 ContainerReader::ContainerReader(InputStream& in) : in_(in) {
     using wire::FixedHeader;
     uint8_t fixed[FixedHeader::kSize];
-    read(fixed, FixedHeader::kSize, "header");
-    if (!looks_like_stz({fixed, FixedHeader::kSize})) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    read(fixed, wire::kCompactFixedBytes, "header");
+    if (!looks_like_stz({fixed, wire::kCompactFixedBytes})) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    version_ = load_le<uint16_t>(fixed + FixedHeader::kVersionAt);
+    check_version(version_);
+    if (version_ == kStzVersionCompact) {
+        Bytes all(fixed, fixed + wire::kCompactFixedBytes);
+        read_compact_header(all);
+        return;
+    }
+    read(fixed + wire::kCompactFixedBytes, FixedHeader::kSize - wire::kCompactFixedBytes, "header");
     const FixedHeader fh = FixedHeader::decode(fixed);
-    check_version(fh.version);
     const uint32_t len = fh.body_length;
     if (len > kMaxHeaderBytes)
         throw DataError("header length " + std::to_string(len) + " is too large", FixedHeader::kLengthAt);
@@ -308,7 +355,12 @@ ContainerReader::ContainerReader(InputStream& in) : in_(in) {
 }
 
 void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
-    read_exact(in_, dst, n, pos_, what);
+    try {
+        read_exact(in_, dst, n, pos_, what);
+    } catch (const DataError&) {
+        ran_out_ = true;
+        throw;
+    }
     pos_ += n;
 }
 
@@ -365,8 +417,37 @@ void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
     ended_ = true;
 }
 
+void ContainerReader::add_stage(ChunkRecord& c, uint8_t codec_id, uint64_t in_size, Bytes params, const std::string& where,
+                                uint64_t start) {
+    const Codec* codec = find_codec(codec_id);
+    if (!codec) throw DataError(where + ": unknown codec id " + std::to_string(codec_id) + " (written by a newer statezip?)", start);
+    if (in_size > kMaxStageBytes) throw DataError(where + ": codec stage size too large", start);
+    c.pipeline.stages.push_back({codec, std::move(params)});
+    c.stage_sizes.push_back(in_size);
+}
+
+// A chunk's place (in order, inside its section) and its pipeline's sizes and parameters,
+// checked before anything is allocated or decoded.
+void ContainerReader::check_chunk(const ChunkRecord& c, uint64_t stored, const std::string& where, uint64_t start) const {
+    const Section& sec = header_.sections[c.section];
+    if (c.raw_offset != raw_pos_) throw DataError(where + ": chunks out of order", start);
+    if (c.raw_size == 0 || c.raw_size > kMaxChunkRaw) throw DataError(where + ": bad chunk size", start);
+    if (c.raw_offset < sec.offset || c.raw_offset + c.raw_size > sec.offset + sec.size)
+        throw DataError(where + ": chunk lies outside its section", start);
+    if (c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
+    if (stored > kMaxStageBytes) throw DataError(where + ": stored size too large", start);
+    try {
+        check_chunk_storable(c.pipeline, c.stage_sizes, stored);
+    } catch (const DataError&) {
+        throw;
+    } catch (const Error& e) {
+        throw DataError(where + ": " + e.what(), start);
+    }
+}
+
 std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     if (ended_) return std::nullopt;
+    if (version_ == kStzVersionCompact) return next_compact(check);
     uint64_t start = pos_;
     uint8_t kind;
     read(&kind, 1, "chunk record");
@@ -393,37 +474,17 @@ std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     const uint8_t n_stages = ch.n_stages;
     std::string where = "chunk " + std::to_string(n_chunks_);
     if (c.section >= header_.sections.size()) throw DataError(where + ": bad section index", start);
-    const Section& sec = header_.sections[c.section];
-    if (c.raw_offset != raw_pos_) throw DataError(where + ": chunks out of order", start);
-    if (c.raw_size == 0 || c.raw_size > kMaxChunkRaw) throw DataError(where + ": bad chunk size", start);
-    if (c.raw_offset < sec.offset || c.raw_offset + c.raw_size > sec.offset + sec.size)
-        throw DataError(where + ": chunk lies outside its section", start);
     if (n_stages == 0 || n_stages > kMaxStages)
         throw DataError(where + ": " + std::to_string(n_stages) + " codec stages (1 to " + std::to_string(kMaxStages) + " allowed)", start);
     for (uint8_t i = 0; i < n_stages; ++i) {
         uint8_t sh[wire::StageHead::kSize];
         take(sh, sizeof sh, "codec stage");
         const wire::StageHead stage = wire::StageHead::decode(sh);
-        const Codec* codec = find_codec(stage.codec);
-        if (!codec)
-            throw DataError(where + ": unknown codec id " + std::to_string(stage.codec) + " (written by a newer statezip?)", start);
-        const uint32_t in_size = stage.input_size;
-        if (in_size > kMaxStageBytes) throw DataError(where + ": codec stage size too large", start);
         Bytes params(stage.params_len);
         take(params.data(), params.size(), "codec parameters");
-        c.pipeline.stages.push_back({codec, std::move(params)});
-        c.stage_sizes.push_back(in_size);
+        add_stage(c, stage.codec, stage.input_size, std::move(params), where, start);
     }
-    if (c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
-    if (stored > kMaxStageBytes) throw DataError(where + ": stored size too large", start);
-    // Parameters and sizes are checked before anything is allocated or decoded.
-    try {
-        check_chunk_storable(c.pipeline, c.stage_sizes, stored);
-    } catch (const DataError&) {
-        throw;
-    } catch (const Error& e) {
-        throw DataError(where + ": " + e.what(), start);
-    }
+    check_chunk(c, stored, where, start);
     uint8_t hh[wire::ChunkChecksums::kSize];
     read(hh, sizeof hh, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
@@ -462,14 +523,18 @@ ContainerListing list_container(InputSource& in) {
     ContainerListing L;
     L.container_size = in.size();
     uint64_t size = in.size();
+    if (size < wire::kCompactFixedBytes) throw DataError("file too small to be a .stz", 0);
+    Bytes fixed(FixedHeader::kSize);
+    in.read_at(0, fixed.data(), wire::kCompactFixedBytes);
+    if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    const uint16_t version = load_le<uint16_t>(fixed.data() + FixedHeader::kVersionAt);
+    check_version(version);
+    if (version == kStzVersionCompact) return list_compact_container(in);
     // A header body is never shorter than 8 bytes: nothing below this size can be a .stz.
     constexpr uint64_t kSmallestStz = FixedHeader::kSize + wire::kHeaderHashBytes + 8 + wire::kMinEndBytes;
     if (size < kSmallestStz) throw DataError("file too small to be a .stz", 0);
-    Bytes fixed(FixedHeader::kSize);
     in.read_at(0, fixed.data(), fixed.size());
-    if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
     const FixedHeader fh = FixedHeader::decode(fixed.data());
-    check_version(fh.version);
     const uint32_t len = fh.body_length;
     if (len > kMaxHeaderBytes || fh.end() > size) throw DataError("bad header length", FixedHeader::kLengthAt);
     Bytes hdr(fh.end());

@@ -14,13 +14,19 @@
 namespace stz {
 
 // Version 1: what 0.1.0 writes and reads. Version 2 adds a property list at the end of the
-// header body (below). The writer writes version 1 whenever the header has no properties, so
-// plain files stay readable by 0.1.0; readers accept both.
+// header body (below). Version 3 (compact): the same content in varints, defaults omitted,
+// no chunk index and one checksum fewer per record (docs/FORMAT.md); what the writer writes.
+// Readers accept all three.
 inline constexpr uint16_t kStzVersion = 1;
 inline constexpr uint16_t kStzVersionProperties = 2;
-inline constexpr uint16_t kStzMaxVersion = kStzVersionProperties;
+inline constexpr uint16_t kStzVersionCompact = 3;
+inline constexpr uint16_t kStzMaxVersion = kStzVersionCompact;
 inline constexpr uint32_t kMaxHeaderProperties = 64;
 inline constexpr uint16_t kHeaderCompressed = 1;  // header flag: body is u32 size + zstd frame
+
+// Which records a writer writes: Compact (version 3, the default), or Fixed (version 1, or 2
+// with properties: readable by 0.1.0; tools and tests that craft fixed-width records use it).
+enum class ContainerLayout : uint8_t { Compact, Fixed };
 
 enum class ChunkKind : uint8_t { End = 0, Data = 1 /* 2 reserved: reference into another file */ };
 
@@ -85,15 +91,15 @@ enum class PayloadCheck { Now, InDecode };
 
 class ContainerWriter {
 public:
-    ContainerWriter(OutputSink& out, const ContainerHeader& h);
+    ContainerWriter(OutputSink& out, const ContainerHeader& h, ContainerLayout layout = ContainerLayout::Compact);
     void add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
                    const EncodedChunk& enc);
     // A chunk's record up to its payload (kind, heads, stage parameters, raw hash, and the
     // record checksum over all of it and the payload), checked as the reader would check it.
-    // Needs no writer: the engine builds it on the worker that encoded the chunk, so that the
-    // writing thread does not hash the payload.
-    static Bytes chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
-                              const Pipeline& p, const EncodedChunk& enc);
+    // Changes nothing in the writer: the engine builds it on the worker that encoded the chunk,
+    // so that the writing thread does not hash the payload.
+    Bytes chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
+                       const EncodedChunk& enc) const;
     // Writes a record made by chunk_record, then its payload.
     void add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc);
     void finish(uint64_t content_hash);
@@ -101,10 +107,18 @@ public:
 
 private:
     void put(const Bytes& b);
+    Bytes compact_record(uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
+                         const EncodedChunk& enc) const;
+    void finish_compact(uint64_t content_hash);
     OutputSink& out_;
+    ContainerLayout layout_;
     uint64_t pos_ = 0;
     uint64_t original_size_;
-    std::vector<ChunkIndexEntry> index_;
+    std::vector<ChunkIndexEntry> index_;  // Fixed only
+    // Compact: XXH3-64 of the header, and the end record's check over every record head so far.
+    uint64_t header_hash_ = 0;
+    std::unique_ptr<Hasher> end_check_;
+    uint32_t n_chunks_ = 0;
 };
 
 // Sequential reader: header, then chunks in order, then the end record and trailer.
@@ -120,7 +134,17 @@ public:
     uint64_t content_hash() const { return content_hash_; }
     uint32_t chunks_read() const { return n_chunks_; }
 
+    uint16_t version() const { return version_; }
+    bool ran_out() const { return ran_out_; }  // a read failed at the end of the stream
+
 private:
+    friend class StreamFeed;
+    void read_compact_header(Bytes& all);
+    std::optional<ChunkRecord> next_compact(PayloadCheck check);
+    void read_compact_end(uint64_t start);
+    uint32_t section_at(uint64_t raw_offset, uint64_t start);
+    void add_stage(ChunkRecord& c, uint8_t codec_id, uint64_t in_size, Bytes params, const std::string& where, uint64_t start);
+    void check_chunk(const ChunkRecord& c, uint64_t stored, const std::string& where, uint64_t start) const;
     void read(uint8_t* dst, size_t n, const char* what);
     // Appends n bytes to dst, growing it only as the bytes arrive (a size field of a short
     // stream cannot make it allocate more than the stream holds).
@@ -136,7 +160,20 @@ private:
     std::vector<ChunkIndexEntry> seen_;
     uint64_t content_hash_ = 0;
     bool ended_ = false;
+    uint16_t version_ = 0;
+    // Compact: see ContainerWriter; the raw hash of the last chunk (a one-chunk file's content
+    // hash) and the section that held the last chunk (chunks name none).
+    uint64_t header_hash_ = 0;
+    std::unique_ptr<Hasher> end_check_;
+    uint64_t last_raw_hash_ = 0;
+    uint32_t section_cursor_ = 0;
+    bool ran_out_ = false;
 };
+
+// The header of a .stz stream, checked: in versions 1 and 2 by its own checksum; in version 3
+// by the first record's check (which covers it) when the stream holds that record. A stream
+// that ends before it (the first bytes of a file) gives the header as parsed.
+ContainerHeader read_checked_header(InputStream& in);
 
 struct ContainerListing {
     ContainerHeader header;
@@ -146,8 +183,20 @@ struct ContainerListing {
 };
 // Reads header and index only (seeks to the trailer), without decoding any chunk.
 ContainerListing list_container(InputSource& in);
+ContainerListing list_compact_container(InputSource& in);  // list_container of a version 3 file
 
 bool looks_like_stz(ByteSpan first_bytes);
+
+// Shared by the writers and readers of both layouts (container.cpp, container_compact.cpp).
+namespace container_detail {
+// A header body as stored when compressed: `size_field_bytes` left free for its size, then a
+// zstd frame; nullopt when that is not smaller than the body.
+std::optional<Bytes> compress_header_body(ByteSpan body, size_t size_field_bytes);
+// The frame's content, which must be `raw` bytes (at most kMaxHeaderBytes); base: its offset.
+Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base);
+Bytes encode_compact_header(const ContainerHeader& h);  // the whole version 3 header
+void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at);  // before it is added
+}  // namespace container_detail
 uint64_t hash64(ByteSpan data);
 
 // Streaming XXH3-64 (the same hash as hash64, fed in pieces).

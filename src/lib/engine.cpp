@@ -17,7 +17,7 @@ struct Encoded {
     EncodedChunk enc;
     uint64_t hash = 0;
     const Pipeline* used = nullptr;
-    Bytes record;  // ContainerWriter::chunk_record, made by the worker
+    Bytes record;  // ContainerWriter::chunk_record (a const member), made by the worker
 };
 
 Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
@@ -73,9 +73,9 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
         const ByteSpan bytes(raw.get(), j.size);
         whole.update(bytes);
         const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&alts, &store, raw, bytes, j] {
+        queue.submit(ci, kEncodeCostFactor * j.size, [&w, &alts, &store, raw, bytes, j] {
             Encoded d = encode_chunk(alts, store, bytes);
-            d.record = ContainerWriter::chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+            d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
             return d;
         });
     }
@@ -113,7 +113,7 @@ static CompressResult compress_exact(InputSource& in, const ParsedFile& parsed, 
     bool written = false;
     if (plan.overhead_bound > allowance && in.size() <= opt.memory_budget / 4) {
         MemorySink trial;
-        ContainerWriter w(trial, plan.header);
+        ContainerWriter w(trial, plan.header, opt.container);
         stored = execute(in, plan, w, opt);
         if (w.bytes_written() <= in.size() + allowance) {
             out.write(trial.out.data(), trial.out.size());
@@ -124,7 +124,7 @@ static CompressResult compress_exact(InputSource& in, const ParsedFile& parsed, 
         }
     }
     if (!written) {
-        ContainerWriter w(out, plan.header);
+        ContainerWriter w(out, plan.header, opt.container);
         stored = execute(in, plan, w, opt);
         res.compressed_bytes = w.bytes_written();
     }

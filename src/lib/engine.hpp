@@ -29,6 +29,9 @@ struct CompressOptions {
     // property kLossyProperty with the mode and the error, and the whole-file hash is of the
     // rounded file.
     LossySpec lossy;
+    // The records written (container.hpp): version 3, or fixed-width ones (versions 1/2) for
+    // tools and tests that edit records by their fixed offsets.
+    ContainerLayout container = ContainerLayout::Compact;
 };
 inline constexpr const char* kLossyProperty = "lossy";
 

@@ -93,4 +93,94 @@ void rehash_chunk(Bytes& stz, size_t start) {
     store_le<uint64_t>(stz.data() + l.checksums + 8, XXH3_64bits_digest(h.get()));
 }
 
+void put_varint(Bytes& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<uint8_t>(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<uint8_t>(v));
+}
+
+size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) v >>= 7, ++n;
+    return n;
+}
+
+uint64_t get_varint(ByteFeed& f, const char* what) {
+    const uint64_t at = f.offset();
+    uint64_t v = 0;
+    for (size_t i = 0; i < kMaxVarintBytes; ++i) {
+        const uint8_t b = *f.take(1, what);
+        const uint64_t bits = b & 0x7f;
+        if (i == 9 && bits > 1) break;  // more than 64 bits
+        v |= bits << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) break;  // a redundant zero group: not the shortest form
+            return v;
+        }
+    }
+    throw DataError(std::string("bad number in ") + what, at);
+}
+
+const uint8_t* SpanFeed::take(size_t n, const char* what) {
+    if (n > remaining()) throw DataError(std::string("truncated ") + what, offset());
+    const uint8_t* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+}
+
+void CompactChunkHead::encode(Bytes& out) const {
+    put_varint(out, raw_size);
+    put_varint(out, stored_size);
+    for (size_t i = 0; i < stages.size(); ++i) {
+        const CompactStage& s = stages[i];
+        put_varint(out, uint64_t(s.codec) << 2 | (s.params.empty() ? 0 : 2) | (i + 1 == stages.size() ? 1 : 0));
+        if (!s.params.empty()) {
+            put_varint(out, s.params.size());
+            append_bytes(out, s.params);
+        }
+        if (i > 0) put_varint(out, s.input_size);
+    }
+}
+
+CompactChunkHead CompactChunkHead::decode(ByteFeed& f) {
+    CompactChunkHead h;
+    const uint64_t at = f.offset();
+    h.raw_size = get_varint(f, "chunk record");
+    if (h.raw_size == 0) return h;  // the end record
+    h.stored_size = get_varint(f, "chunk record");
+    for (bool last = false; !last;) {
+        if (h.stages.size() == kMaxStages)
+            throw DataError("more than " + std::to_string(kMaxStages) + " codec stages", at);
+        CompactStage s;
+        const uint64_t tag = get_varint(f, "codec stage");
+        if (tag >> 2 > 0xff) throw DataError("unknown codec id " + std::to_string(tag >> 2) + " (written by a newer statezip?)", at);
+        s.codec = static_cast<uint8_t>(tag >> 2);
+        last = tag & 1;
+        if (tag & 2) {
+            const uint64_t len = get_varint(f, "codec parameters");
+            if (len == 0 || len > kMaxParamBytes) throw DataError("bad codec parameter length", f.offset());
+            const uint8_t* p = f.take(size_t(len), "codec parameters");
+            s.params.assign(p, p + len);
+        }
+        s.input_size = h.stages.empty() ? h.raw_size : get_varint(f, "codec stage");
+        h.stages.push_back(std::move(s));
+    }
+    return h;
+}
+
+void begin_compact_check(Hasher& h, uint64_t header_hash, uint64_t raw_offset) {
+    uint8_t b[16];
+    store_le<uint64_t>(b, header_hash);
+    store_le<uint64_t>(b + 8, raw_offset);
+    h.update({b, sizeof b});
+}
+
+void begin_compact_end_check(Hasher& h, uint64_t header_hash) {
+    uint8_t b[8];
+    store_le<uint64_t>(b, header_hash);
+    h.update({b, sizeof b});
+}
+
 }  // namespace stz::wire

@@ -24,6 +24,8 @@ struct ChunkIndexEntry {
 
 namespace stz::wire {
 
+// Versions 1 and 2 (fixed-width records) first, then version 3 (compact records), below.
+
 // Offsets 0..15: magic, format version, flags, stored header body length.
 struct FixedHeader {
     static constexpr size_t kSize = 16;
@@ -112,5 +114,77 @@ struct ChunkLayout {
 ChunkLayout chunk_layout(ByteSpan stz, size_t start);
 // Recomputes record_hash of the chunk record at `start` after an edit.
 void rehash_chunk(Bytes& stz, size_t start);
+
+// ---- Version 3: compact records (docs/FORMAT.md) ----
+
+// The magic and the u16 format version, as in versions 1 and 2 (so that their readers name
+// the version they cannot read); then varint (body length << 1 | compressed), the body.
+inline constexpr size_t kCompactFixedBytes = 10;
+
+// Unsigned LEB128. get_varint accepts only the canonical (shortest) form of a value that fits
+// 64 bits, so every value has exactly one encoding.
+inline constexpr size_t kMaxVarintBytes = 10;
+void put_varint(Bytes& out, uint64_t v);
+size_t varint_size(uint64_t v);
+
+// Where a record's bytes come from while it is parsed: take(n) returns the next n bytes (and
+// may keep them, e.g. to hash them), or throws DataError naming `what` and the offset.
+class ByteFeed {
+public:
+    virtual ~ByteFeed() = default;
+    virtual const uint8_t* take(size_t n, const char* what) = 0;
+    virtual uint64_t offset() const = 0;  // in the file, of the next byte
+};
+uint64_t get_varint(ByteFeed& f, const char* what);
+
+// A ByteFeed over bytes in memory; `base` is their offset in the file.
+class SpanFeed final : public ByteFeed {
+public:
+    SpanFeed(ByteSpan data, uint64_t base) : data_(data), base_(base) {}
+    const uint8_t* take(size_t n, const char* what) override;
+    uint64_t offset() const override { return base_ + pos_; }
+    size_t pos() const { return pos_; }
+    size_t remaining() const { return data_.size() - pos_; }
+
+private:
+    ByteSpan data_;
+    uint64_t base_;
+    size_t pos_ = 0;
+};
+
+// One codec stage of a compact chunk head: varint (codec << 2 | has parameters << 1 | last
+// stage), then, with parameters, varint length (1..255) and the bytes; every stage after the
+// first then its varint input size (the first stage's input is the chunk's raw size).
+struct CompactStage {
+    uint8_t codec = 0;
+    uint64_t input_size = 0;
+    Bytes params;
+};
+// A compact chunk head: varint raw_size (0: this is the end record, nothing else follows in
+// the head), varint stored_size, the stages (1..kMaxStages, the last one flagged). Then u64 raw_hash and u64 check
+// (CompactChecksums), then the payload. The section and the raw offset are implied: chunks
+// are in file order and tile the original, and each lies in the section that holds its first byte.
+struct CompactChunkHead {
+    uint64_t raw_size = 0;
+    uint64_t stored_size = 0;
+    std::vector<CompactStage> stages;
+    void encode(Bytes& out) const;
+    // Unpacks a head (at most kMaxStages stages, parameter lengths 1..kMaxParamBytes, codec
+    // ids that fit a byte); the values are checked by the reader.
+    static CompactChunkHead decode(ByteFeed& f);
+};
+inline constexpr uint8_t kCompactEndTag = 0;  // the end record: a head of raw size 0
+inline constexpr size_t kCompactChecksumBytes = 16;  // raw_hash u64, check u64
+// The largest compact head with its checksums (8 stages of 255 parameter bytes, every size 10 bytes).
+inline constexpr size_t kMaxCompactRecordHead =
+    2 * kMaxVarintBytes + kMaxStages * (2 + 2 + kMaxParamBytes + kMaxVarintBytes) + kCompactChecksumBytes;
+// The smallest: raw and stored size, one stage without parameters, the checksums.
+inline constexpr size_t kMinCompactRecordHead = 1 + 1 + 1 + kCompactChecksumBytes;
+
+// The bytes every compact record check starts with: XXH3-64 of the header as stored (the
+// header has no checksum of its own: each record's check covers it), and for a chunk its raw
+// offset (implied, so a chunk moved to another place fails its check).
+void begin_compact_check(Hasher& h, uint64_t header_hash, uint64_t raw_offset);
+void begin_compact_end_check(Hasher& h, uint64_t header_hash);
 
 }  // namespace stz::wire

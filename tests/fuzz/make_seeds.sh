@@ -19,3 +19,8 @@ for f in "$OUT"/parse/synth-*.bin; do
   i=$((i+1)); printf "\\x$(printf %02x $((i % 14)))\\x$(printf %02x $((i % 4)))\\x00\\x40" > "$OUT/codecs/s$i"
   head -c 600 "$f" >> "$OUT/codecs/s$i"
 done
+# Small outputs (version 3 records with no chunk or one), and a few files of the fixed-width
+# versions the reader still reads.
+: | "$STZ" -q -c - > "$OUT/container/empty.stz"
+head -c 28 "$DATA/ggsq3.stories260K.f16.fa1.c1024.t322.bin" | "$STZ" -q -c - > "$OUT/container/tiny28.stz"
+cp "$DATA"/golden-0.1.0/*.preset-default.stz "$OUT/container/"
