@@ -9,6 +9,7 @@
 #include "limits.hpp"
 #include "pipeline.hpp"
 #include "section.hpp"
+#include "hashing.hpp"  // hash64, Hasher
 #include "wire.hpp"  // kStzMagic, ChunkIndexEntry: the byte layout this reads and writes
 
 namespace stz {
@@ -67,7 +68,6 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& stage_
 // 1..kMaxStages stages, each stage's parameters at most kMaxParamBytes and valid.
 void check_pipeline_storable(const Pipeline& p);
 
-class Hasher;
 
 struct ChunkRecord {
     uint32_t index = 0;  // in the file
@@ -197,22 +197,5 @@ Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base);
 Bytes encode_compact_header(const ContainerHeader& h);  // the whole version 3 header
 void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at);  // before it is added
 }  // namespace container_detail
-uint64_t hash64(ByteSpan data);
-
-// Streaming XXH3-64 (the same hash as hash64, fed in pieces).
-class Hasher {
-public:
-    Hasher();
-    ~Hasher();
-    Hasher(const Hasher&) = delete;
-    Hasher& operator=(const Hasher&) = delete;
-    void update(ByteSpan d);
-    uint64_t digest() const;
-    // The digest after `more` were added, this hasher left as it is.
-    uint64_t digest_after(ByteSpan more) const;
-
-private:
-    void* state_;  // XXH3_state_t, kept out of this header
-};
 
 }  // namespace stz

@@ -85,12 +85,10 @@ ChunkLayout chunk_layout(ByteSpan stz, size_t start) {
 
 void rehash_chunk(Bytes& stz, size_t start) {
     ChunkLayout l = chunk_layout(stz, start);
-    // XXH3-64 of the record through raw_hash, then of the payload (the container's Hasher).
-    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> h(XXH3_createState(), XXH3_freeState);
-    if (!h || XXH3_64bits_reset(h.get()) != XXH_OK) throw std::bad_alloc();
-    XXH3_64bits_update(h.get(), stz.data() + l.start, l.checksums + 8 - l.start);
-    XXH3_64bits_update(h.get(), stz.data() + l.payload, l.end - l.payload);
-    store_le<uint64_t>(stz.data() + l.checksums + 8, XXH3_64bits_digest(h.get()));
+    Hasher h;
+    h.update({stz.data() + l.start, l.checksums + 8 - l.start});  // through raw_hash
+    h.update({stz.data() + l.payload, l.end - l.payload});
+    store_le<uint64_t>(stz.data() + l.checksums + 8, h.digest());
 }
 
 void put_varint(Bytes& out, uint64_t v) {

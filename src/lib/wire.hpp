@@ -5,6 +5,7 @@
 // reader (container.cpp), which knows what it has read so far.
 #pragma once
 #include "bytes.hpp"
+#include "hashing.hpp"
 #include "limits.hpp"
 
 namespace stz {
