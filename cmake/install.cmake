@@ -14,9 +14,38 @@ install(TARGETS statezip_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMP
 install(FILES include/statezip.h ${PROJECT_BINARY_DIR}/include/statezip_version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(TARGETS statezip RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
-install(FILES docs/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+# The man page's title line gets the release from project(VERSION): docs/statezip.1 names none.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/statezip.1)
+file(READ ${PROJECT_SOURCE_DIR}/docs/statezip.1 STATEZIP_MAN)
+string(REGEX REPLACE "^\\.TH STATEZIP 1 \"([^\"]*)\" \"statezip\"" ".TH STATEZIP 1 \"\\1\" \"statezip ${PROJECT_VERSION}\""
+  STATEZIP_MAN_VERSIONED "${STATEZIP_MAN}")
+if(STATEZIP_MAN_VERSIONED STREQUAL STATEZIP_MAN)
+  message(FATAL_ERROR "docs/statezip.1 must start with: .TH STATEZIP 1 \"<date>\" \"statezip\" ...")
+endif()
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/statezip.1 CONTENT "${STATEZIP_MAN_VERSIONED}" @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
 install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
+# Debian's copyright file in each package's doc folder (machine-readable format, the LICENSE).
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE STATEZIP_LICENSE)
+string(REGEX REPLACE "\n$" "" STATEZIP_LICENSE "${STATEZIP_LICENSE}")
+string(REGEX REPLACE "\n\n" "\n.\n" STATEZIP_LICENSE_DEB "${STATEZIP_LICENSE}")
+string(REGEX REPLACE "\n" "\n " STATEZIP_LICENSE_DEB "${STATEZIP_LICENSE_DEB}")
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/copyright CONTENT
+"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: statezip
+
+Files: *
+Copyright: 2026 the statezip authors
+License: Expat
+ ${STATEZIP_LICENSE_DEB}
+")
+foreach(pair "lib;libstatezip${STATEZIP_SOVERSION}" "dev;libstatezip-dev" "cli;statezip")
+  list(GET pair 0 component)
+  list(GET pair 1 package)
+  install(FILES ${PROJECT_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component})
+endforeach()
+
 # The Python module (ctypes; it loads libstatezip.so.<major> from the system's library path).
 set(STATEZIP_INSTALL_PYTHONDIR "lib/python3/dist-packages" CACHE STRING
   "where the Python module goes, relative to the prefix (Debian's path for the /usr prefix)")

@@ -29,7 +29,7 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 
 # The library package is named after the SONAME, so that a new SONAME is a new package that
 # can be installed beside the old one.
-set(STATEZIP_DEB_LIB libstatezip${PROJECT_VERSION_MAJOR})
+set(STATEZIP_DEB_LIB libstatezip${STATEZIP_SOVERSION})
 set(STATEZIP_DEB_EXACT "${STATEZIP_DEB_LIB} (= ${PROJECT_VERSION})")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${STATEZIP_DEB_LIB})

@@ -1,4 +1,4 @@
-// The numbers issue 12 asks of the lossy modes, on the real corpus (STATEZIP_CORPUS): f16-exact
+// The figures the lossy modes promise (README, bench/LOSSY.md), on the real corpus (STATEZIP_CORPUS): f16-exact
 // on f32 flash-attention files >= 2.2x with the default preset, f16 with V rounded by 6 bits
 // >= 15 % smaller than lossless, f32 without flash attention left exact.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Hostile inputs of issue 14, built in memory: crafted .stz files (valid checksums, bad
+// Hostile inputs, built in memory: crafted .stz files (valid checksums, bad
 // parameters or sizes) and grammatical state files that are expensive to parse or store.
 // Shared by tests/hostile/ and by stz-hostile, which writes them for bench/hostile.sh.
 #pragma once
@@ -36,12 +36,12 @@ Bytes craft_stz(const Bytes& raw, const std::vector<RawStage>& stages, const Byt
 // One stage of `codec` with `params` over `raw`, the payload encoded with `good_params`.
 Bytes craft_one_stage(const std::string& codec, const Bytes& good_params, const Bytes& params, const Bytes& raw);
 
-// 14.1: chanctx with the match model and row_records = 2^63+1 over `raw_bytes` of sample
+// Codec parameters: chanctx with the match model and row_records = 2^63+1 over `raw_bytes` of sample
 // rows (kHistory x rows wraps; 0.1.0 read ~2^63 bytes away: SIGSEGV).
 Bytes chanctx_row_records(size_t raw_bytes = 8192);
-// 14.8: a bf16 chanctx stage declaring `declared` bytes of output from ~100 payload bytes.
+// Work bounded by the input: a bf16 chanctx stage declaring `declared` bytes of output from ~100 payload bytes.
 Bytes oversized_stage(uint32_t declared = 64u << 20);
-// 14.8: chanctx payload for `records` f16 records (no match model) whose range-coder part is
+// Work bounded by the input: chanctx payload for `records` f16 records (no match model) whose range-coder part is
 // 16 bytes of noise: the stream runs past its end. `chanctx_range_overrun_params` go with it.
 Bytes chanctx_range_overrun_payload(size_t records);
 Bytes chanctx_range_overrun_params();
@@ -53,17 +53,17 @@ struct SparseImage {
     uint64_t size = 0;
     std::vector<std::pair<uint64_t, Bytes>> pieces;
 };
-// 14.7: a real header, then an end record claiming as many chunks as a file of about
+// Memory bounded by the input: a real header, then an end record claiming as many chunks as a file of about
 // `apparent_size` bytes allows (0.1.0's -l allocated the apparent size before checking).
 SparseImage huge_chunk_count(uint64_t apparent_size);
 
-// 14.4/14.8/14.10: ggsq v2 whose body is `n` empty memory records (u32 n_stream = 1,
+// Parse time and output size bounded by the input: ggsq v2 whose body is `n` empty memory records (u32 n_stream = 1,
 // u32 cell_count = 0): grammatical, and two sections per 8 bytes.
 Bytes ggsq2_empty_records(size_t n);
-// 14.8: ggsq v2 of `records` K-only records (1 stream, 1 cell, 1 layer, one f16 K row, no V
+// Parse time bounded by the input: ggsq v2 of `records` K-only records (1 stream, 1 cell, 1 layer, one f16 K row, no V
 // entries): the parser finds the V part absent by trial, once per record.
 Bytes ggsq2_k_only_records(size_t records);
-// 14.10: ggsq v2 of `records` KV records of one cell and 512 layers whose K and V rows are
+// Output size bounded by the input: ggsq v2 of `records` KV records of one cell and 512 layers whose K and V rows are
 // one random f16 each: two sections per 14 bytes, incompressible.
 Bytes ggsq2_many_layers(size_t records, uint64_t seed);
 

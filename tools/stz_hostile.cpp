@@ -1,4 +1,4 @@
-// stz-hostile: writes one hostile input of issue 14 (see hostile.hpp), for bench/hostile.sh.
+// stz-hostile: writes one hostile input (see hostile.hpp), for bench/hostile.sh.
 //   stz-hostile CASE OUT [--size N]
 // N is per case: the bytes of raw data or of the file, or the apparent size of a sparse file.
 #include <cerrno>

@@ -22,7 +22,7 @@ import os
 
 __all__ = ["compress", "decompress", "inspect", "version", "Error"]
 
-_SONAME_MAJOR = 0  # the SONAME this module was written for (STATEZIP_VERSION_MAJOR)
+_SONAME_MAJOR = 0  # the SONAME this module was written for (STATEZIP_SOVERSION in CMakeLists.txt)
 _PRESETS = {"fast": 1, "default": 2, "max": 3}
 
 
@@ -86,8 +86,13 @@ def _check(rc):
 
 
 def version():
-    """The library's version string, e.g. "0.1.0"."""
+    """The library's version string, e.g. "0.2.0"."""
     return _lib.stz_version_string().decode()
+
+
+# The version of the library this module runs on (the module has no version of its own: it
+# ships with the library and is the same release).
+__version__ = version()
 
 
 def compress(data, preset="default", threads=0, codec=None, ref=None, ref_name=None):

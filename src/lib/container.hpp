@@ -9,11 +9,11 @@
 #include "limits.hpp"
 #include "pipeline.hpp"
 #include "section.hpp"
+#include "hashing.hpp"  // hash64, Hasher
+#include "wire.hpp"  // kStzMagic, ChunkIndexEntry: the byte layout this reads and writes
 
 namespace stz {
 
-inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
-inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
 // Version 1: what 0.1.0 writes and reads. Version 2 adds a property list at the end of the
 // header body (below). Version 3 (compact): the same content in varints, defaults omitted,
 // no chunk index and one checksum fewer per record (docs/FORMAT.md); what the writer writes.
@@ -68,14 +68,6 @@ void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& stage_
 // 1..kMaxStages stages, each stage's parameters at most kMaxParamBytes and valid.
 void check_pipeline_storable(const Pipeline& p);
 
-struct ChunkIndexEntry {
-    uint64_t container_offset = 0;
-    uint32_t section = 0;
-    uint32_t raw_size = 0;
-    uint32_t stored_size = 0;
-};
-
-class Hasher;
 
 struct ChunkRecord {
     uint32_t index = 0;  // in the file
@@ -205,22 +197,5 @@ Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base);
 Bytes encode_compact_header(const ContainerHeader& h);  // the whole version 3 header
 void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at);  // before it is added
 }  // namespace container_detail
-uint64_t hash64(ByteSpan data);
-
-// Streaming XXH3-64 (the same hash as hash64, fed in pieces).
-class Hasher {
-public:
-    Hasher();
-    ~Hasher();
-    Hasher(const Hasher&) = delete;
-    Hasher& operator=(const Hasher&) = delete;
-    void update(ByteSpan d);
-    uint64_t digest() const;
-    // The digest after `more` were added, this hasher left as it is.
-    uint64_t digest_after(ByteSpan more) const;
-
-private:
-    void* state_;  // XXH3_state_t, kept out of this header
-};
 
 }  // namespace stz

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "head_repeats.hpp"
-#include "patch.hpp"
+#include "patch_decode.hpp"
 #include "thread_pool.hpp"
 
 namespace stz {

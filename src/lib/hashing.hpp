@@ -17,6 +17,26 @@
 
 namespace stz {
 
+// XXH3-64: the checksums of the .stz container (records, header, whole file). Defined in
+// container.cpp.
+uint64_t hash64(ByteSpan data);
+
+// Streaming XXH3-64 (the same hash as hash64, fed in pieces).
+class Hasher {
+public:
+    Hasher();
+    ~Hasher();
+    Hasher(const Hasher&) = delete;
+    Hasher& operator=(const Hasher&) = delete;
+    void update(ByteSpan d);
+    uint64_t digest() const;
+    // The digest after `more` were added, this hasher left as it is.
+    uint64_t digest_after(ByteSpan more) const;
+
+private:
+    void* state_;  // XXH3_state_t
+};
+
 // 128-bit hash (XXH3-128): whole files (--patch-from, pack members), cells, token keys.
 struct Hash128 {
     uint64_t lo = 0, hi = 0;

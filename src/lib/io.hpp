@@ -15,6 +15,14 @@ public:
     virtual void read_at(uint64_t off, uint8_t* dst, size_t n) = 0;
 };
 
+// Random-access read and write (a set file being appended; a member being restored).
+class RandomFile : public InputSource {
+public:
+    virtual void write_at(uint64_t off, const uint8_t* data, size_t n) = 0;
+    virtual void truncate(uint64_t size) = 0;
+    virtual void sync() {}
+};
+
 class InputStream {  // sequential
 public:
     virtual ~InputStream() = default;

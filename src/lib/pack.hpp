@@ -26,14 +26,6 @@ namespace stz {
 
 class BlockCache;
 
-// Random-access read and write (a set file being appended; a member being restored).
-class RandomFile : public InputSource {
-public:
-    virtual void write_at(uint64_t off, const uint8_t* data, size_t n) = 0;
-    virtual void truncate(uint64_t size) = 0;
-    virtual void sync() {}
-};
-
 class MemoryFile final : public RandomFile {
 public:
     uint64_t size() const override { return data.size(); }

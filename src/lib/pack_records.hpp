@@ -4,7 +4,8 @@
 #pragma once
 #include <map>
 
-#include "pack.hpp"
+#include "engine.hpp"
+#include "pack_format.hpp"
 
 namespace stz {
 

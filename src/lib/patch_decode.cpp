@@ -1,6 +1,6 @@
-// Decoding a --patch-from file (patch.hpp): the head, the map's checks before anything is
+// Decoding a --patch-from file (patch_decode.hpp): the head, the map's checks before anything is
 // written, and PatchSink, which rebuilds the original from the stored stream and REF.
-#include "patch.hpp"
+#include "patch_decode.hpp"
 
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
@@ -215,6 +215,60 @@ void PatchSink::finish() {
         throw DataError("stored stream is shorter than its patch map says", s.stream_pos);
     if (out_pos_ != s.map.original_size || s.hash.digest() != s.map.original_xxh128)
         throw Error("the file rebuilt from the reference does not match its checksum: the output is not the original");
+}
+
+Bytes read_dictionary(InputSource& ref, const std::vector<PatchExtent>& extents) {
+    Bytes d;
+    for (const PatchExtent& e : extents) {
+        if (e.offset > ref.size() || e.length > ref.size() - e.offset)
+            throw DataError("patch map: dictionary outside the reference file", 16);
+        size_t at = d.size();
+        d.resize(at + e.length);
+        ref.read_at(e.offset, d.data() + at, e.length);
+    }
+    return d;
+}
+
+uint64_t rebuilt_size(const ContainerHeader& h) {
+    const HeaderProperty* ref = h.property(kReferenceProperty);
+    if (!ref) return h.original_size;
+    const HeaderProperty* p = h.property(kPatchedSizeProperty);
+    if (!p) return h.original_size;  // files written before patched_size existed: not known
+    const auto id = parse_reference_identity(ref->value);
+    if (!id || p->value.empty() || p->value.size() > 19 || p->value.find_first_not_of("0123456789") != std::string::npos)
+        throw DataError("a --patch-from file with an unreadable patched_size or reference", 16);
+    const uint64_t size = std::stoull(p->value);
+    if (size > max_patch_original(id->size, h.original_size))
+        throw DataError("patched_size " + p->value + " is more than a reference of " + std::to_string(id->size) +
+                            " bytes and " + std::to_string(h.original_size) + " stored bytes can rebuild",
+                        16);
+    return size;
+}
+
+std::string ReferenceIdentity::value() const {
+    return "name=" + name + ";size=" + std::to_string(size) + ";xxh128=" + xxh128;
+}
+
+std::string ReferenceIdentity::describe() const {
+    return "\"" + name + "\" (" + std::to_string(size) + " bytes, xxh128 " + xxh128.substr(0, 16) + "...)";
+}
+
+ReferenceIdentity identify_reference(InputSource& ref, const std::string& name) {
+    return {name, ref.size(), hash128_hex(hash128_of(ref))};
+}
+
+std::optional<ReferenceIdentity> parse_reference_identity(const std::string& v) {
+    // The name comes first and may hold any character: take the fixed fields from the end.
+    size_t h = v.rfind(";xxh128="), s = v.rfind(";size=", h);
+    if (v.rfind("name=", 0) != 0 || h == std::string::npos || s == std::string::npos) return std::nullopt;
+    ReferenceIdentity id;
+    id.name = v.substr(5, s - 5);
+    std::string size = v.substr(s + 6, h - s - 6);
+    id.xxh128 = v.substr(h + 8);
+    if (size.empty() || size.size() > 20 || size.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    if (id.xxh128.size() != 32 || id.xxh128.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+    id.size = std::stoull(size);
+    return id;
 }
 
 }  // namespace stz

@@ -129,7 +129,7 @@ std::vector<Section> merge_tiny_runs(const std::vector<Section>& in, std::vector
     return out;
 }
 
-// Gathering (issue 10.3): K layers are small on small models (16-512 KB here) and each is
+// Gathering: K layers are small on small models (16-512 KB here) and each is
 // its own coding unit, paying the entropy tables and the coder's fixed cost per layer. In the
 // files they alternate with small per-layer headers: [hdr, K] x n_layer. A run of such pairs
 // with equal head sizes and equal body layouts is written as one section of records (the

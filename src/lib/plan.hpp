@@ -25,7 +25,7 @@ struct SectionPlan {
     std::vector<Pipeline> alternatives;  // each chunk keeps the smallest output (or store)
 };
 
-// How the parsed structure was written (issue 14.4 / 14.10: never expand, never exceed a limit).
+// How the parsed structure was written (a plan never expands its input and never exceeds a reader's limit).
 enum class PlanLayout {
     AsParsed,     // every parsed section (runs of equal K/V layers with their small headers gathered
                   // into one section of records, "kv.k[0]..kv.k[4]", when the pipeline is planes)

@@ -1,5 +1,9 @@
 #include "wire.hpp"
 
+#include <algorithm>
+
+#include "hashing.hpp"
+
 namespace stz::wire {
 
 void FixedHeader::encode(Bytes& out) const {

@@ -4,7 +4,24 @@
 // Decoders here only unpack bytes; every check of what the values mean stays with the
 // reader (container.cpp), which knows what it has read so far.
 #pragma once
-#include "container.hpp"
+#include "bytes.hpp"
+#include "hashing.hpp"
+#include "limits.hpp"
+
+namespace stz {
+
+inline constexpr uint8_t kStzMagic[8] = {0x89, 'S', 'T', 'Z', '\r', '\n', 0x1a, '\n'};
+inline constexpr uint8_t kStzTrailerMagic[8] = {'S', 'T', 'Z', 'E', 'N', 'D', '\r', '\n'};
+
+// Where a chunk record lies and what it holds, as the end record's index lists it.
+struct ChunkIndexEntry {
+    uint64_t container_offset = 0;
+    uint32_t section = 0;
+    uint32_t raw_size = 0;
+    uint32_t stored_size = 0;
+};
+
+}  // namespace stz
 
 namespace stz::wire {
 

@@ -27,7 +27,8 @@ cc -std=c99 -o "$work/example-static" "$src/tests/capi/example.c" $(pkg-config -
    "$libdir/libstatezip.a" $(pkg-config --libs-only-other --libs-only-l --static statezip | sed 's/-lstatezip//')
 "$work/example-static"
 
-cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DSTATEZIP_WANT="$(pkg-config --modversion statezip | cut -d. -f1,2)" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"   # the CMake package sets the RPATH of the build tree
 

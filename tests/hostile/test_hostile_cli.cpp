@@ -1,4 +1,4 @@
-// Hostile uses of the statezip program (issue 14, CLI items): an output that is the input,
+// Hostile uses of the statezip program: an output that is the input,
 // device and FIFO outputs, bench temporaries, -T, concatenation, signals, permissions,
 // terminal escapes in names and headers, option parsing, long names, racing writers and
 // crafted listings. Each case failed on 0.1.0.

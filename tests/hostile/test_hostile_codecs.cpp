@@ -1,5 +1,5 @@
 // Hostile .stz files built here, with valid checksums, aimed at the codecs and the container
-// (issue 14, items 1, 4, 7 and 8): parameters out of range, pipelines the reader cannot
+// (codec parameters, expansion, memory and work bounds): parameters out of range, pipelines the reader cannot
 // store, chunk counts no file could hold, stages that claim outputs their input cannot
 // justify, range-coder streams that run past their end. Each must give a clear error.
 #include <catch2/catch.hpp>

@@ -1,7 +1,8 @@
-// Hostile inputs for the engine and the parsers (issue 14: items 4, 6, 7, 8, 9, 10). Every
-// input is generated here. Work that used to hang or blow up runs in a child process with
-// a wall-clock bound far above what the fixed code needs (a hang check, not a timing
-// assertion) and, where memory is the point, its peak RSS is read back from the kernel.
+// Hostile inputs for the engine and the parsers (expansion, threads, memory, parse time and
+// geometry bounds). Every input is generated here. Work that used to hang or blow up runs in
+// a child process with a wall-clock bound far above what the fixed code needs (a hang check,
+// not a timing assertion) and, where memory is the point, its peak RSS is read back from the
+// kernel.
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <functional>

@@ -39,7 +39,7 @@ namespace {
 
 constexpr size_t kPad = 64;           // slack before and after every buffer the library touches
 constexpr size_t kMinCoded = 64;      // below this, table overhead alone exceeds any gain: store
-constexpr size_t kMinOrder1 = 8192;   // order-1 tables only pay off from ~8 KB (study §5.1)
+constexpr size_t kMinOrder1 = 8192;   // order-1 tables cost more than they save below ~8 KB
 constexpr uint8_t kModeStored = 0, kModeRans = 1;
 constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
 
