@@ -1,10 +1,10 @@
-// Hashing speed of the cell core (src/lib/cells.hpp) vs in-process zstd:3 on the same bytes.
+// Hashing speed of the cell core (src/lib/related/cells.hpp) vs in-process zstd:3 on the same bytes.
 // Build and run (bench/PATCH.md): see the command there.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <zstd.h>
-#include "cells.hpp"
+#include "related/cells.hpp"
 #include "formats/detect.hpp"
 #include "synth.hpp"
 using namespace stz;

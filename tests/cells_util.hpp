@@ -1,9 +1,9 @@
-// Helpers for tests of the cell core (src/lib/cells.hpp) and what is built on it
+// Helpers for tests of the cell core (src/lib/related/cells.hpp) and what is built on it
 // (--patch-from, pack): synthetic related state files, corpus lookup, cell edits.
 #pragma once
 #include <filesystem>
 
-#include "cells.hpp"
+#include "related/cells.hpp"
 #include "formats/detect.hpp"
 #include "synth.hpp"
 #include "test_util.hpp"

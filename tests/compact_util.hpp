@@ -2,7 +2,7 @@
 // re-hash of a chunk's check after an edit.
 #pragma once
 #include "test_util.hpp"
-#include "wire.hpp"
+#include "layout/wire.hpp"
 
 namespace stztest {
 

@@ -2,7 +2,7 @@
 // refuses references that are out of order, forward or inconsistent with the block.
 #include <catch2/catch.hpp>
 
-#include "pipeline.hpp"
+#include "codecs/pipeline.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

@@ -1,4 +1,4 @@
-// The cell core (src/lib/cells.hpp): groups, per-cell hashes, matching in any order and
+// The cell core (src/lib/related/cells.hpp): groups, per-cell hashes, matching in any order and
 // across groups, and byte verification of matches. Synthetic files always; related corpus
 // files (prefix sharing, seq files cut from a raw blob) when STATEZIP_CORPUS is given.
 #include <catch2/catch.hpp>

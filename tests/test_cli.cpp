@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "container.hpp"
-#include "pack_format.hpp"
-#include "patch_map.hpp"
+#include "container/container.hpp"
+#include "related/pack_format.hpp"
+#include "rebuild/patch_map.hpp"
 #include "statezip_version.h"
 #include "test_util.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "pipeline.hpp"
+#include "codecs/pipeline.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

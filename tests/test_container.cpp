@@ -4,7 +4,7 @@
 #include <xxhash.h>
 
 #include "test_util.hpp"
-#include "wire.hpp"
+#include "layout/wire.hpp"
 
 using namespace stz;
 using namespace stztest;

@@ -8,8 +8,8 @@
 #include <random>
 
 #include "codecs/rans_codec.hpp"
-#include "pipeline.hpp"
-#include "policy.hpp"
+#include "codecs/pipeline.hpp"
+#include "plan/policy.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

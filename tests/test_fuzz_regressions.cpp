@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "fuzz/fuzz_entry.hpp"
-#include "patch.hpp"
-#include "patch_map.hpp"
+#include "related/patch.hpp"
+#include "rebuild/patch_map.hpp"
 #include <unistd.h>
 #include "test_util.hpp"
 

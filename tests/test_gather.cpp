@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "container.hpp"
-#include "pipeline.hpp"
-#include "plan.hpp"
+#include "container/container.hpp"
+#include "codecs/pipeline.hpp"
+#include "plan/plan.hpp"
 #include "synth.hpp"
 #include "test_util.hpp"
 

@@ -1,4 +1,4 @@
-// Lossy modes (src/lib/lossy.hpp): the rounding itself on adversarial values of every type,
+// Lossy modes (src/lib/lossy/lossy.hpp): the rounding itself on adversarial values of every type,
 // f16-exact against the compiler's own IEEE f32 -> f16 conversion, reads through the rounding
 // at any offset, and the engine: lossy only when asked, the rounded file round-trips.
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "../tools/synth.hpp"
-#include "lossy.hpp"
+#include "lossy/lossy.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

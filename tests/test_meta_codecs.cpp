@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <map>
 
-#include "codec.hpp"
-#include "pipeline.hpp"
-#include "plan.hpp"
+#include "codecs/codec.hpp"
+#include "codecs/pipeline.hpp"
+#include "plan/plan.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

@@ -1,4 +1,4 @@
-// Sets of related state files (`.stzp`, src/lib/pack.hpp): round trips, sharing, restoring
+// Sets of related state files (`.stzp`, src/lib/related/pack.hpp): round trips, sharing, restoring
 // one member, damage detected per member, interrupted appends.
 #include <catch2/catch.hpp>
 
@@ -6,8 +6,8 @@
 #include <set>
 
 #include "cells_util.hpp"
-#include "pack.hpp"
-#include "pack_records.hpp"
+#include "related/pack.hpp"
+#include "related/pack_records.hpp"
 
 using namespace stz;
 using namespace stztest;

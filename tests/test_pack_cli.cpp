@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cells_util.hpp"
-#include "pack.hpp"
+#include "related/pack.hpp"
 
 using namespace stztest;
 

@@ -1,11 +1,11 @@
-// --patch-from (src/lib/patch.hpp): a file stored given a reference file. Round trips on
+// --patch-from (src/lib/related/patch.hpp): a file stored given a reference file. Round trips on
 // synthetic related files and corpus groups; the wrong, a missing or a modified reference is
 // refused before any output; a reference that is not a state file still works.
 #include <catch2/catch.hpp>
 
 #include "cells_util.hpp"
-#include "patch.hpp"
-#include "patch_map.hpp"
+#include "related/patch.hpp"
+#include "rebuild/patch_map.hpp"
 
 using namespace stz;
 using namespace stztest;

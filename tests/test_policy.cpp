@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "codec.hpp"
-#include "pipeline.hpp"
-#include "plan.hpp"
-#include "policy.hpp"
-#include "section.hpp"
+#include "codecs/codec.hpp"
+#include "codecs/pipeline.hpp"
+#include "plan/plan.hpp"
+#include "plan/policy.hpp"
+#include "sections/section.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

@@ -4,10 +4,10 @@
 // KV head per query head.
 #include <catch2/catch.hpp>
 
-#include "engine.hpp"
-#include "head_repeats.hpp"
-#include "pipeline.hpp"
-#include "presets.hpp"
+#include "engine/engine.hpp"
+#include "plan/head_repeats.hpp"
+#include "codecs/pipeline.hpp"
+#include "engine/presets.hpp"
 #include "synth.hpp"
 #include "test_util.hpp"
 

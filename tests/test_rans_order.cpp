@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "pipeline.hpp"
+#include "codecs/pipeline.hpp"
 #include "test_util.hpp"
 
 using namespace stz;

@@ -1,4 +1,4 @@
-// Tokens of a --patch-from file predicted from their cells (src/lib/token_model.hpp): the
+// Tokens of a --patch-from file predicted from their cells (src/lib/rebuild/token_model.hpp): the
 // cells section's positions, the run form of the mapping, the stored form of the tokens (exact
 // whatever the keys say, refused when damaged), the map record, and whole patches where REF
 // has the cells but not the tokens.
@@ -7,8 +7,8 @@
 
 #include "cells_util.hpp"
 #include "codecs/varint.hpp"
-#include "patch.hpp"
-#include "token_model.hpp"
+#include "related/patch.hpp"
+#include "rebuild/token_model.hpp"
 
 using namespace stz;
 using namespace stztest;

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <vector>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace stztest {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <random>
 
-#include "engine.hpp"
-#include "wire.hpp"
+#include "engine/engine.hpp"
+#include "layout/wire.hpp"
 
 namespace stzhostile {
 

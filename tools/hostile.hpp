@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace stzhostile {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "pack.hpp"
-#include "pack_records.hpp"
+#include "related/pack.hpp"
+#include "related/pack_records.hpp"
 
 namespace stzhostile {
 

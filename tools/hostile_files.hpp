@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace stzhostile {
 

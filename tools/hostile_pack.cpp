@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "hashing.hpp"
-#include "pack.hpp"
-#include "pack_records.hpp"
+#include "base/hashing.hpp"
+#include "related/pack.hpp"
+#include "related/pack_records.hpp"
 #include "synth.hpp"
 
 namespace stzhostile {

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "bytes.hpp"
-#include "pack_format.hpp"
+#include "base/bytes.hpp"
+#include "related/pack_format.hpp"
 
 namespace stzhostile {
 

@@ -3,9 +3,9 @@
 #include <zstd.h>
 
 #include "codecs/varint.hpp"
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "hostile.hpp"
-#include "patch.hpp"
+#include "related/patch.hpp"
 
 namespace stzhostile {
 

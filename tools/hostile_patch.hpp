@@ -4,8 +4,8 @@
 #pragma once
 #include <cstdint>
 
-#include "bytes.hpp"
-#include "patch_map.hpp"
+#include "base/bytes.hpp"
+#include "rebuild/patch_map.hpp"
 
 namespace stzhostile {
 

@@ -22,8 +22,8 @@
 #include <set>
 #include <string>
 
-#include "cells.hpp"
-#include "container.hpp"
+#include "related/cells.hpp"
+#include "container/container.hpp"
 #include "formats/detect.hpp"
 
 namespace {

@@ -14,7 +14,7 @@
 #include "hostile.hpp"
 #include "hostile_pack.hpp"
 #include "hostile_patch.hpp"
-#include "types.hpp"
+#include "sections/types.hpp"
 #include "hostile_files.hpp"
 
 namespace {

@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "io.hpp"
-#include "types.hpp"
+#include "base/io.hpp"
+#include "sections/types.hpp"
 
 namespace stzsynth {
 

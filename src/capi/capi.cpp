@@ -8,12 +8,12 @@
 #include <new>
 #include <thread>
 
-#include "container.hpp"
-#include "engine.hpp"
-#include "inspect.hpp"
-#include "patch.hpp"
-#include "plan.hpp"
-#include "presets.hpp"
+#include "container/container.hpp"
+#include "engine/engine.hpp"
+#include "report/inspect.hpp"
+#include "related/patch.hpp"
+#include "plan/plan.hpp"
+#include "engine/presets.hpp"
 #include "spool.hpp"
 
 using namespace stz;

@@ -4,7 +4,7 @@
 #pragma once
 #include <functional>
 
-#include "io.hpp"
+#include "base/io.hpp"
 
 namespace stzcapi {
 

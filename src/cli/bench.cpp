@@ -12,7 +12,7 @@
 #include "commands.hpp"
 #include "file_io.hpp"
 #include "report.hpp"
-#include "stats.hpp"
+#include "report/stats.hpp"
 
 namespace stzcli {
 

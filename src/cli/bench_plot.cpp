@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "bytes.hpp"
+#include "base/bytes.hpp"
 #include "report.hpp"
 
 namespace stzcli {

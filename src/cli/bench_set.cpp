@@ -10,7 +10,7 @@
 #include "bench_tools.hpp"
 #include "file_io.hpp"
 #include "pack_cmd.hpp"
-#include "patch.hpp"
+#include "related/patch.hpp"
 #include "report.hpp"
 
 namespace stzcli {

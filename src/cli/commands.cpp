@@ -9,7 +9,7 @@
 
 #include "file_io.hpp"
 #include "lossy_cli.hpp"
-#include "patch.hpp"
+#include "related/patch.hpp"
 #include "patch_cli.hpp"
 #include "report.hpp"
 

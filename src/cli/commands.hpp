@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace stzcli {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "io.hpp"
+#include "base/io.hpp"
 
 namespace stzcli {
 

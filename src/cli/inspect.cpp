@@ -4,9 +4,9 @@
 
 #include "commands.hpp"
 #include "file_io.hpp"
-#include "inspect.hpp"
+#include "report/inspect.hpp"
 #include "report.hpp"
-#include "stats.hpp"
+#include "report/stats.hpp"
 
 namespace stzcli {
 

@@ -1,8 +1,8 @@
-// The CLI side of --lossy (src/lib/lossy.hpp): flag checks and the lines it prints.
+// The CLI side of --lossy (src/lib/lossy/lossy.hpp): flag checks and the lines it prints.
 #pragma once
 #include <string>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace stzcli {
 

@@ -7,12 +7,12 @@
 #include "commands.hpp"
 #include "file_io.hpp"
 #include "lossy_cli.hpp"
-#include "presets.hpp"
+#include "engine/presets.hpp"
 #include "statezip_version.h"
 #include "pack_cmd.hpp"
-#include "container.hpp"
-#include "pack_format.hpp"
-#include "patch_map.hpp"
+#include "container/container.hpp"
+#include "related/pack_format.hpp"
+#include "rebuild/patch_map.hpp"
 
 using namespace stzcli;
 

@@ -1,10 +1,10 @@
-// statezip pack / unpack / -l / -t of `.stzp` sets, and bench --set (src/lib/pack.hpp).
+// statezip pack / unpack / -l / -t of `.stzp` sets, and bench --set (src/lib/related/pack.hpp).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
-#include "pack.hpp"
+#include "related/pack.hpp"
 
 namespace stzcli {
 

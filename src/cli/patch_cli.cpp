@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include "file_io.hpp"
-#include "patch.hpp"
+#include "related/patch.hpp"
 
 namespace stzcli {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "file_io.hpp"
 
 namespace stzcli {

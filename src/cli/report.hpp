@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "json_text.hpp"
+#include "base/json_text.hpp"
 
 namespace stzcli {
 

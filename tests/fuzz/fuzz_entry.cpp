@@ -5,11 +5,11 @@
 #include <fstream>
 #include <string>
 
-#include "engine.hpp"
-#include "patch.hpp"
-#include "patch_map.hpp"
-#include "pipeline.hpp"
-#include "token_model.hpp"
+#include "engine/engine.hpp"
+#include "related/patch.hpp"
+#include "rebuild/patch_map.hpp"
+#include "codecs/pipeline.hpp"
+#include "rebuild/token_model.hpp"
 #include "zstd.h"
 
 namespace stzfuzz {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace stzfuzz {
 // Every state-file parser: must return sections that tile the input, never crash.

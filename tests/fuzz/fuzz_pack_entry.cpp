@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 
-#include "hashing.hpp"
-#include "pack.hpp"
-#include "pack_records.hpp"
+#include "base/hashing.hpp"
+#include "related/pack.hpp"
+#include "related/pack_records.hpp"
 
 namespace stzfuzz {
 

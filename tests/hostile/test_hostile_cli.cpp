@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "container.hpp"
+#include "container/container.hpp"
 #include "../test_util.hpp"
 
 using namespace stztest;

@@ -8,7 +8,7 @@
 
 #include "../test_util.hpp"
 #include "hostile.hpp"
-#include "wire.hpp"
+#include "layout/wire.hpp"
 
 using namespace stz;
 using namespace stztest;

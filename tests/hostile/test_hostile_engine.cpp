@@ -14,7 +14,7 @@
 #include "hostile.hpp"
 #include "synth.hpp"
 #include "../test_util.hpp"
-#include "thread_pool.hpp"
+#include "base/thread_pool.hpp"
 
 using namespace stz;
 using namespace stztest;

@@ -10,8 +10,8 @@
 #include "../test_util.hpp"
 #include "../fuzz/fuzz_pack_entry.hpp"
 #include "hostile_pack.hpp"
-#include "pack.hpp"
-#include "pack_records.hpp"
+#include "related/pack.hpp"
+#include "related/pack_records.hpp"
 
 using namespace stztest;
 using namespace stzhostile;

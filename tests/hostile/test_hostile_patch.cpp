@@ -6,11 +6,11 @@
 // CLI under `timeout`.
 #include <catch2/catch.hpp>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "hostile.hpp"
 #include "hostile_patch.hpp"
-#include "inspect.hpp"
-#include "patch.hpp"
+#include "report/inspect.hpp"
+#include "related/patch.hpp"
 #include "statezip.h"
 #include "../test_util.hpp"
 

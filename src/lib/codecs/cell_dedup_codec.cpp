@@ -8,7 +8,7 @@
 // a mode byte (0 = copied unchanged, 1 = deduplicated) last.
 #include <unordered_map>
 
-#include "../limits.hpp"
+#include "base/limits.hpp"
 #include "codec_impls.hpp"
 #include "dedup_refs.hpp"
 

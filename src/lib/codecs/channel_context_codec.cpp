@@ -8,7 +8,7 @@
 // A match model catches repeated runs (token-only layer-0 V values recur with the text):
 // when the previous records of the channel occurred before, one adaptive flag says whether
 // the record equals the one that followed them then.
-#include "../hashing.hpp"
+#include "base/hashing.hpp"
 
 #include <vector>
 

@@ -3,8 +3,8 @@
 // 1..7 = modelled with the same byte of the previous record in the channel as context),
 // and where that previous record is (row-major: one row up; transposed: the one before).
 #pragma once
-#include "../codec.hpp"
-#include "../limits.hpp"
+#include "codec.hpp"
+#include "base/limits.hpp"
 
 namespace stz {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "../codec.hpp"
+#include "codec.hpp"
 #include "varint.hpp"
 
 namespace stz {

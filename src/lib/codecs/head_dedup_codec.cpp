@@ -7,7 +7,7 @@
 // differs (or that is not a whole number of groups) is copied unchanged.
 // Output: the first segment of every group (1/group of the input), or the input unchanged
 // (same size). Parameters: u32 seg, u8 group.
-#include "../limits.hpp"
+#include "base/limits.hpp"
 #include "codec_impls.hpp"
 
 namespace stz {

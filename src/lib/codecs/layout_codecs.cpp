@@ -1,6 +1,6 @@
 // Transforms that change the layout of the bytes without compressing them: they make the
 // data easier for an entropy stage. Each is an exact permutation (trim: exact on zeros).
-#include "../limits.hpp"
+#include "base/limits.hpp"
 #include "codec_impls.hpp"
 
 namespace stz {

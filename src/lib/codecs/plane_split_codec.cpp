@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <map>
 
-#include "../pipeline.hpp"
+#include "pipeline.hpp"
 #include "byte_transpose.hpp"
 #include "codec_impls.hpp"
 #include "varint.hpp"

@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../limits.hpp"
+#include "base/limits.hpp"
 #include "codec_impls.hpp"
 #include "range_coder.hpp"
 

@@ -1,7 +1,7 @@
 // Adaptive binary range coder (the carry-less scheme of LZMA), with 12-bit probabilities.
 // Shared by the context-model codecs.
 #pragma once
-#include "../bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace stz {
 

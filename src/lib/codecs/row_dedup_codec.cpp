@@ -3,11 +3,11 @@
 // flash-attention cache: 40-45% repeats on real files). Output: the unique rows, then the
 // references {varint row-index delta, varint unique-row index}, their length (u32) and a
 // mode byte (0 = copied unchanged, 1 = deduplicated) last, so row alignment is kept.
-#include "../hashing.hpp"
+#include "base/hashing.hpp"
 
 #include <unordered_map>
 
-#include "../limits.hpp"
+#include "base/limits.hpp"
 #include "codec_impls.hpp"
 #include "dedup_refs.hpp"
 

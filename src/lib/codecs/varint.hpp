@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "../bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace stz {
 

@@ -2,7 +2,7 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
-#include "../zstd_context.hpp"
+#include "base/zstd_context.hpp"
 #include "codec_impls.hpp"
 
 namespace stz {

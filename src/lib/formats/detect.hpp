@@ -3,8 +3,8 @@
 #pragma once
 #include <optional>
 
-#include "../io.hpp"
-#include "../section.hpp"
+#include "base/io.hpp"
+#include "sections/section.hpp"
 
 namespace stz {
 

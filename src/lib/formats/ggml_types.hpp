@@ -2,8 +2,8 @@
 #pragma once
 #include <optional>
 
-#include "../bytes.hpp"
-#include "../types.hpp"
+#include "base/bytes.hpp"
+#include "sections/types.hpp"
 
 namespace stz {
 

@@ -2,8 +2,8 @@
 // The guesses only decide how sections are labelled and cut; trim verifies every byte it
 // drops, so a wrong guess costs ratio, never correctness.
 #pragma once
-#include "../io.hpp"
-#include "../types.hpp"
+#include "base/io.hpp"
+#include "sections/types.hpp"
 
 namespace stz {
 

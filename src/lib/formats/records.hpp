@@ -2,7 +2,7 @@
 // (STATE-FORMATS.md §5.10, §7.2-§7.4, §8.3). Each appends sections at the reader's position and
 // throws DataError when the bytes do not fit the grammar (callers trial-parse).
 #pragma once
-#include "../section.hpp"
+#include "sections/section.hpp"
 #include "source_reader.hpp"
 
 namespace stz {

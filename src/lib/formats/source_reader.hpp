@@ -1,7 +1,7 @@
 // Bounds-checked, buffered little-endian reader over an InputSource. Every read is checked
 // against the input size and fails with a DataError naming the offset.
 #pragma once
-#include "../io.hpp"
+#include "base/io.hpp"
 
 namespace stz {
 

@@ -1,0 +1,123 @@
+#include "pipeline.hpp"
+
+#include "base/limits.hpp"
+
+namespace stz {
+
+static std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t p = s.find(sep, start);
+        out.emplace_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+        if (p == std::string_view::npos) break;
+        start = p + 1;
+    }
+    return out;
+}
+
+std::vector<std::string> split_top_level(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    int depth = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '(') ++depth;
+        else if (s[i] == ')' && --depth < 0) throw Error("unbalanced ')' in '" + std::string(s) + "'");
+        else if (s[i] == sep && depth == 0) out.emplace_back(s.substr(start, i - start)), start = i + 1;
+    }
+    if (depth != 0) throw Error("unbalanced '(' in '" + std::string(s) + "'");
+    out.emplace_back(s.substr(start));
+    return out;
+}
+
+// "name:arg:arg(body)" -> name, then the ':' arguments, then "(body)" as the last argument
+// (a graph stage such as planes reads its sub-pipelines from it; other codecs reject it).
+static std::vector<std::string> stage_words(std::string_view text) {
+    size_t open = text.find('(');
+    std::vector<std::string> words = split(text.substr(0, open), ':');
+    if (open != std::string_view::npos) {
+        if (text.back() != ')') throw Error("text after ')' in '" + std::string(text) + "'");
+        words.emplace_back(text.substr(open));
+    }
+    return words;
+}
+
+std::string Pipeline::describe() const {
+    if (stages.empty()) return "store";
+    std::string s;
+    for (const auto& st : stages) {
+        if (!s.empty()) s += '+';
+        s += st.codec->describe(st.params);
+    }
+    return s;
+}
+
+Pipeline parse_pipeline(std::string_view spec, const DataShape& shape) {
+    Pipeline p;
+    DataShape cur = shape;
+    if (spec.empty()) throw Error("empty codec pipeline");
+    for (const auto& stage_text : split_top_level(spec, '+')) {
+        auto parts = stage_words(stage_text);
+        const Codec* c = find_codec(parts[0]);
+        if (!c) throw Error("unknown codec '" + parts[0] + "' in pipeline '" + std::string(spec) + "'");
+        std::vector<std::string> args(parts.begin() + 1, parts.end());
+        p.stages.push_back({c, c->make_params(args, cur)});
+        cur = c->output_shape(cur, p.stages.back().params);
+    }
+    return p;
+}
+
+std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape& shape) {
+    std::vector<Pipeline> v;
+    for (const auto& alt : split_top_level(spec, '|')) v.push_back(parse_pipeline(alt, shape));
+    return v;
+}
+
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {
+    // The first stage reads the caller's bytes in place; later stages read the previous
+    // stage's output. (A chunk is up to 64 MiB: copying it first would be wasted work.)
+    EncodedChunk r;
+    ByteSpan in = raw;
+    Bytes cur, next;
+    for (const auto& st : p.stages) {
+        r.stage_input_sizes.push_back(in.size());
+        next.clear();
+        st.codec->encode(in, st.params, next);
+        std::swap(cur, next);
+        in = cur;
+    }
+    r.payload = p.stages.empty() ? Bytes(raw.begin(), raw.end()) : std::move(cur);
+    return r;
+}
+
+void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
+    if (sizes.size() != p.stages.size()) throw Error("pipeline stage count mismatch");
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Codec& codec = *p.stages[i].codec;
+        ByteSpan params = p.stages[i].params;
+        const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
+        const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
+        if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
+        if (enc > codec.max_encoded_size(static_cast<size_t>(in)))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
+                        " is more than the codec can produce");
+        if (in > codec.max_decoded_size(params, enc))
+            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
+    }
+}
+
+Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+    ByteSpan in = payload;
+    Bytes cur, next;
+    for (size_t i = p.stages.size(); i-- > 0;) {
+        next.clear();
+        p.stages[i].codec->decode(in, p.stages[i].params, static_cast<size_t>(sizes[i]), next);
+        if (next.size() != sizes[i]) throw Error("codec " + std::string(p.stages[i].codec->name()) + " produced a wrong size");
+        std::swap(cur, next);
+        in = cur;
+    }
+    if (p.stages.empty()) return Bytes(payload.begin(), payload.end());
+    return cur;  // moved, not copied: a decoded chunk of up to 64 MiB exists once
+}
+
+}  // namespace stz

@@ -1,0 +1,600 @@
+#include "container.hpp"
+
+#include "layout/wire.hpp"
+
+#include "base/hashing.hpp"
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
+#include <zstd.h>
+
+#include "base/zstd_context.hpp"
+
+namespace stz {
+
+uint64_t hash64(ByteSpan d) { return XXH3_64bits(d.data(), d.size()); }
+
+Hasher::Hasher() : state_(XXH3_createState()) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_64bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+Hasher::~Hasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+void Hasher::update(ByteSpan d) { XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), d.data(), d.size()); }
+uint64_t Hasher::digest() const { return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_)); }
+uint64_t Hasher::digest_after(ByteSpan more) const {
+    std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> copy(XXH3_createState(), XXH3_freeState);
+    if (!copy) throw std::bad_alloc();
+    XXH3_copyState(copy.get(), static_cast<const XXH3_state_t*>(state_));
+    XXH3_64bits_update(copy.get(), more.data(), more.size());
+    return XXH3_64bits_digest(copy.get());
+}
+
+bool looks_like_stz(ByteSpan b) { return b.size() >= 8 && std::equal(b.begin(), b.begin() + 8, kStzMagic); }
+
+void read_exact(InputStream& in, uint8_t* dst, size_t n, uint64_t offset, const char* what) {
+    size_t got = 0;
+    while (got < n) {
+        size_t r = in.read(dst + got, n - got);
+        if (r == 0) throw DataError(std::string("truncated ") + what, offset + got);
+        got += r;
+    }
+}
+
+// Required properties this reader knows how to honour. A new one is one line here plus
+// the code that honours it.
+static const char* const kUnderstoodRequiredProperties[] = {"reference"};
+
+bool header_property_understood(const std::string& key) {
+    for (const char* k : kUnderstoodRequiredProperties)
+        if (key == k) return true;
+    return false;
+}
+
+const HeaderProperty* ContainerHeader::property(const std::string& key) const {
+    for (const auto& p : properties)
+        if (p.key == key) return &p;
+    return nullptr;
+}
+
+void ContainerHeader::set_property(const std::string& key, const std::string& value, bool required) {
+    for (auto& p : properties)
+        if (p.key == key) {
+            p.value = value;
+            p.required = required;
+            return;
+        }
+    properties.push_back({key, value, required});
+}
+
+uint64_t encoded_header_bound(const ContainerHeader& h) {
+    uint64_t names = 0;
+    for (const auto& s : h.sections) names += s.name.size();
+    uint64_t strings = uint64_t(h.format.size()) + h.detail.size() + h.note.size();
+    if (!h.properties.empty()) strings += 4;  // property count
+    for (const auto& p : h.properties) strings += 2 + p.key.size() + 1 + 2 + p.value.size();
+    return encoded_header_bound(h.sections.size(), names, strings);
+}
+
+void check_header_storable(const ContainerHeader& h) {
+    check_header_string_storable(h.format, "the format name");
+    check_header_string_storable(h.detail, "the format detail");
+    check_header_string_storable(h.note, "the note");
+    for (const auto& s : h.sections) check_header_string_storable(s.name, "a section name");
+    if (h.properties.size() > kMaxHeaderProperties) throw Error("too many header properties");
+    for (const auto& p : h.properties) {
+        check_header_string_storable(p.key, "a property name");
+        check_header_string_storable(p.value, "a property value");
+    }
+    check_header_storable(encoded_header_bound(h));
+}
+
+static Bytes encode_fixed_body(const ContainerHeader& h) {
+    Bytes body;
+    append_le<uint64_t>(body, h.original_size);
+    append_string(body, h.format);
+    append_le<int64_t>(body, h.format_version);
+    append_string(body, h.detail);
+    append_string(body, h.note);
+    append_le<uint32_t>(body, static_cast<uint32_t>(h.sections.size()));
+    for (const auto& s : h.sections) {
+        append_string(body, s.name);
+        body.push_back(static_cast<uint8_t>(s.kind));
+        body.push_back(static_cast<uint8_t>(s.type));
+        body.push_back(s.transposed ? 1 : 0);
+        for (uint64_t v : {s.offset, s.size, s.rows, s.row_elems, s.filled_elems}) append_le<uint64_t>(body, v);
+    }
+    if (!h.properties.empty()) {
+        append_le<uint32_t>(body, static_cast<uint32_t>(h.properties.size()));
+        for (const auto& p : h.properties) {
+            append_string(body, p.key);
+            body.push_back(p.required ? 1 : 0);
+            append_string(body, p.value);
+        }
+    }
+    return body;
+}
+
+namespace container_detail {
+
+std::optional<Bytes> compress_header_body(ByteSpan body, size_t size_field_bytes) {
+    // The section table is repetitive (names, offsets): zstd halves it or better, which
+    // matters for small state files. Stored as the body's size, then a zstd frame.
+    Bytes packed(size_field_bytes + ZSTD_compressBound(body.size()));
+    // Level 9: within 6 bytes a file of level 19 on the corpus, at a fifth of the time (level 19
+    // was 20 % of the instructions of a --fast compression of a 170 KB file). One context per
+    // thread: pack writes a header per block.
+    constexpr int kHeaderLevel = 9;
+    thread_local ZstdCCtx ctx;
+    size_t n = ZSTD_compressCCtx(ctx.c, packed.data() + size_field_bytes, packed.size() - size_field_bytes, body.data(),
+                                 body.size(), kHeaderLevel);
+    if (ZSTD_isError(n) || size_field_bytes + n >= body.size()) return std::nullopt;
+    packed.resize(size_field_bytes + n);
+    return packed;
+}
+
+Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base) {
+    if (raw > kMaxHeaderBytes) throw DataError("header too large", base);
+    // The writer's frame records its content size: check it (and what the frame's blocks
+    // can hold) before allocating, so a small header cannot claim 64 MiB.
+    unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    unsigned long long bound = ZSTD_decompressBound(frame.data(), frame.size());
+    if (content != raw || bound == ZSTD_CONTENTSIZE_ERROR || bound < raw) throw DataError("corrupt header", base);
+    Bytes unpacked(raw);
+    size_t n = ZSTD_decompress(unpacked.data(), raw, frame.data(), frame.size());
+    if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
+    return unpacked;
+}
+
+void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at) {
+    if (h.property(p.key)) throw DataError("property '" + p.key + "' appears twice", at);
+    if (p.required && !header_property_understood(p.key))
+        throw DataError("the file needs '" + p.key + "', which this statezip does not know (written by a newer statezip?)", at);
+}
+
+}  // namespace container_detail
+
+using namespace container_detail;
+
+static Bytes encode_header(const ContainerHeader& h, ContainerLayout layout) {
+    check_header_storable(h);
+    if (layout == ContainerLayout::Compact) return encode_compact_header(h);
+    const Bytes body = encode_fixed_body(h);
+    Bytes size_field;
+    append_le<uint32_t>(size_field, static_cast<uint32_t>(body.size()));
+    std::optional<Bytes> packed = compress_header_body(body, size_field.size());
+    if (packed) std::copy(size_field.begin(), size_field.end(), packed->begin());
+    const Bytes& stored = packed ? *packed : body;
+    Bytes out;
+    wire::FixedHeader{h.properties.empty() ? kStzVersion : kStzVersionProperties, packed ? kHeaderCompressed : uint16_t(0),
+                      static_cast<uint32_t>(stored.size())}
+        .encode(out);
+    append_bytes(out, stored);
+    append_le<uint64_t>(out, hash64(out));
+    return out;
+}
+
+// Parses and validates the header body; `base` is its offset in the container.
+// Version 2's property list (the end of the header body): unique keys, flags bit 0 =
+// required; a required key this reader does not understand refuses the file.
+static void decode_properties(SpanReader& r, ContainerHeader& h) {
+    uint32_t n = r.u32("property count");
+    if (n > kMaxHeaderProperties) throw DataError("too many header properties (" + std::to_string(n) + ")", r.file_offset());
+    for (uint32_t i = 0; i < n; ++i) {
+        HeaderProperty p;
+        p.key = r.str16("property name");
+        uint8_t flags = r.u8("property flags");
+        if (flags & ~1u) throw DataError("unknown property flags (written by a newer statezip?)", r.file_offset());
+        p.required = flags & 1;
+        p.value = r.str16("property value");
+        check_property(h, p, r.file_offset());
+        h.properties.push_back(std::move(p));
+    }
+}
+
+static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint16_t version, uint64_t base) {
+    if (flags & ~kHeaderCompressed) throw DataError("unknown header flags (written by a newer statezip?)", 10);
+    Bytes unpacked;
+    ByteSpan body = stored;
+    if (flags & kHeaderCompressed) {
+        if (stored.size() < 4) throw DataError("truncated header", base);
+        unpacked = decompress_header_body(stored.subspan(4), load_le<uint32_t>(stored.data()), base);
+        body = unpacked;
+    }
+    SpanReader r(body, base);
+    ContainerHeader h;
+    h.original_size = r.u64("header");
+    h.format = r.str16("header");
+    h.format_version = static_cast<int64_t>(r.u64("header"));
+    h.detail = r.str16("header");
+    h.note = r.str16("header");
+    uint32_t n = r.u32("section count");
+    if (n > body.size() / 43) throw DataError("section count " + std::to_string(n) + " does not fit the header", r.file_offset());
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        Section s;
+        s.name = r.str16("section name");
+        auto kind = section_kind_from_u8(r.u8("section kind"));
+        auto type = elem_type_from_u8(r.u8("section type"));
+        if (!kind || !type) throw DataError("unknown section kind or element type", r.file_offset());
+        s.kind = *kind;
+        s.type = *type;
+        s.transposed = r.u8("section flags") & 1;
+        s.offset = r.u64("section");
+        s.size = r.u64("section");
+        s.rows = r.u64("section");
+        s.row_elems = r.u64("section");
+        s.filled_elems = r.u64("section");
+        if (s.offset != at || s.size > h.original_size - at)
+            throw DataError("section table does not tile the original file", r.file_offset());
+        at += s.size;
+        h.sections.push_back(std::move(s));
+    }
+    if (at != h.original_size) throw DataError("section table does not cover the original file", r.file_offset());
+    if (version >= kStzVersionProperties) decode_properties(r, h);
+    if (r.remaining()) throw DataError("unexpected bytes in header", r.file_offset());
+    return h;
+}
+
+ContainerWriter::ContainerWriter(OutputSink& out, const ContainerHeader& h, ContainerLayout layout)
+    : out_(out), layout_(layout), original_size_(h.original_size) {
+    const Bytes header = encode_header(h, layout);
+    if (layout == ContainerLayout::Compact) {
+        header_hash_ = hash64(header);
+        end_check_ = std::make_unique<Hasher>();
+        wire::begin_compact_end_check(*end_check_, header_hash_);
+    }
+    put(header);
+}
+
+void ContainerWriter::put(const Bytes& b) {
+    out_.write(b.data(), b.size());
+    pos_ += b.size();
+}
+
+void check_pipeline_storable(const Pipeline& p) {
+    check_pipeline_storable(p.stages.size());
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        const Stage& st = p.stages[i];
+        if (st.params.size() > kMaxParamBytes)
+            throw Error("stage " + std::to_string(i + 1) + " (" + std::string(st.codec->name()) + "): parameters longer than " +
+                        std::to_string(kMaxParamBytes) + " bytes");
+        st.codec->check_params(st.params);
+    }
+}
+
+void check_chunk_storable(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {
+    check_pipeline_storable(p);
+    if (sizes.size() != p.stages.size()) throw Error("stage sizes do not match the pipeline");
+    if (sizes[0] == 0 || sizes[0] > kMaxChunkRaw)
+        throw Error("chunk size " + std::to_string(sizes[0]) + " is not 1 to " + std::to_string(kMaxChunkRaw));
+    if (payload > kMaxStageBytes) throw Error("stored size " + std::to_string(payload) + " is too large");
+    check_stage_sizes(p, sizes, payload);
+}
+
+void ContainerWriter::add_chunk(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                                const Pipeline& p, const EncodedChunk& enc) {
+    add_record(chunk_record(section, raw_offset, raw_size, raw_hash, p, enc), section, raw_size, enc);
+}
+
+void ContainerWriter::add_record(const Bytes& record, uint32_t section, uint32_t raw_size, const EncodedChunk& enc) {
+    if (layout_ == ContainerLayout::Compact) {
+        end_check_->update(record);  // its head and checksums: the payload is covered by the record's check
+        ++n_chunks_;
+    } else {
+        index_.push_back({pos_, section, raw_size, static_cast<uint32_t>(enc.payload.size())});
+    }
+    put(record);
+    put(enc.payload);
+}
+
+Bytes ContainerWriter::chunk_record(uint32_t section, uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash,
+                                    const Pipeline& p, const EncodedChunk& enc) const {
+    // Never write what the reader would reject (e.g. 9 stages, or 256 wrapping to 0).
+    check_chunk_storable(p, enc.stage_input_sizes, enc.payload.size());
+    if (enc.stage_input_sizes[0] != raw_size) throw Error("chunk size does not match its first stage");
+    if (layout_ == ContainerLayout::Compact) return compact_record(raw_offset, raw_size, raw_hash, p, enc);
+    Bytes rec;
+    rec.push_back(static_cast<uint8_t>(ChunkKind::Data));
+    wire::ChunkHead{section, raw_offset, raw_size, static_cast<uint32_t>(enc.payload.size()),
+                    static_cast<uint8_t>(p.stages.size())}
+        .encode(rec);
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+        wire::StageHead{p.stages[i].codec->id(), static_cast<uint32_t>(enc.stage_input_sizes[i]),
+                        static_cast<uint8_t>(p.stages[i].params.size())}
+            .encode(rec);
+        append_bytes(rec, p.stages[i].params);
+    }
+    append_le<uint64_t>(rec, raw_hash);
+    Hasher h;
+    h.update(rec);
+    h.update(enc.payload);
+    append_le<uint64_t>(rec, h.digest());
+    return rec;
+}
+
+void ContainerWriter::finish(uint64_t content_hash) {
+    if (layout_ == ContainerLayout::Compact) return finish_compact(content_hash);
+    uint64_t end_offset = pos_;
+    Bytes rec;
+    rec.push_back(static_cast<uint8_t>(ChunkKind::End));
+    append_le<uint32_t>(rec, static_cast<uint32_t>(index_.size()));
+    for (const auto& e : index_) wire::IndexEntry::encode(rec, e);
+    append_le<uint64_t>(rec, original_size_);
+    append_le<uint64_t>(rec, content_hash);
+    append_le<uint64_t>(rec, hash64(rec));
+    wire::Trailer{end_offset}.encode(rec);
+    put(rec);
+}
+
+static void check_version(uint16_t version) {
+    if (version < kStzVersion || version > kStzMaxVersion)
+        throw DataError("unsupported .stz format version " + std::to_string(version) + " (this statezip reads versions " +
+                            std::to_string(kStzVersion) + " to " + std::to_string(kStzMaxVersion) + ")", 8);
+}
+
+ContainerReader::ContainerReader(InputStream& in) : in_(in) {
+    using wire::FixedHeader;
+    uint8_t fixed[FixedHeader::kSize];
+    read(fixed, wire::kCompactFixedBytes, "header");
+    if (!looks_like_stz({fixed, wire::kCompactFixedBytes})) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    version_ = load_le<uint16_t>(fixed + FixedHeader::kVersionAt);
+    check_version(version_);
+    if (version_ == kStzVersionCompact) {
+        Bytes all(fixed, fixed + wire::kCompactFixedBytes);
+        read_compact_header(all);
+        return;
+    }
+    read(fixed + wire::kCompactFixedBytes, FixedHeader::kSize - wire::kCompactFixedBytes, "header");
+    const FixedHeader fh = FixedHeader::decode(fixed);
+    const uint32_t len = fh.body_length;
+    if (len > kMaxHeaderBytes)
+        throw DataError("header length " + std::to_string(len) + " is too large", FixedHeader::kLengthAt);
+    Bytes all(fixed, fixed + FixedHeader::kSize);
+    read_growing(all, size_t(len) + wire::kHeaderHashBytes, "header");
+    if (hash64({all.data(), size_t(fh.hash_at())}) != load_le<uint64_t>(all.data() + fh.hash_at()))
+        throw DataError("header checksum mismatch", fh.hash_at());
+    header_ = decode_header_body({all.data() + FixedHeader::kSize, len}, fh.flags, fh.version, FixedHeader::kSize);
+}
+
+void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
+    try {
+        read_exact(in_, dst, n, pos_, what);
+    } catch (const DataError&) {
+        ran_out_ = true;
+        throw;
+    }
+    pos_ += n;
+}
+
+void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
+    constexpr size_t kStep = 1u << 20;
+    while (n > 0) {
+        size_t take = std::min(n, kStep), at = dst.size();
+        if (dst.capacity() < at + take) dst.reserve(std::max(at + take, std::min(at + n, 2 * dst.capacity())));
+        dst.resize(at + take);
+        read(dst.data() + at, take, what);
+        n -= take;
+    }
+}
+
+void ContainerReader::take(Hasher& h, uint8_t* dst, size_t n, const char* what) {
+    read(dst, n, what);
+    h.update({dst, n});
+}
+
+// The end record (its kind byte already read and hashed into st), the trailer, and the end
+// of the stream: every count and size must agree with the chunks read.
+void ContainerReader::read_end_record(uint64_t start, Hasher& st) {
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
+    uint8_t b4[4];
+    take(b4, 4, "end record");
+    uint32_t n = load_le<uint32_t>(b4);
+    if (n != n_chunks_) throw DataError("end record lists " + std::to_string(n) + " chunks but " +
+                                            std::to_string(n_chunks_) + " were read", start);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint8_t e[wire::IndexEntry::kSize];
+        take(e, sizeof e, "chunk index");
+        const ChunkIndexEntry x = wire::IndexEntry::decode(e);
+        const auto& y = seen_[i];
+        if (x.container_offset != y.container_offset || x.section != y.section || x.raw_size != y.raw_size ||
+            x.stored_size != y.stored_size)
+            throw DataError("chunk index entry " + std::to_string(i) + " does not match chunk", start);
+    }
+    // The hashed part of the tail, then end_hash and the trailer (not hashed).
+    uint8_t tail[wire::EndTail::kSize + wire::Trailer::kSize];
+    take(tail, wire::EndTail::kHashedBytes, "end record");
+    const uint64_t expect = st.digest();
+    read(tail + wire::EndTail::kHashedBytes, sizeof tail - wire::EndTail::kHashedBytes, "trailer");
+    const wire::EndTail et = wire::EndTail::decode(tail);
+    const uint8_t* trailer = tail + wire::EndTail::kSize;
+    content_hash_ = et.content_hash;
+    if (et.end_hash != expect) throw DataError("end record checksum mismatch", pos_ - 8 - wire::Trailer::kSize);
+    if (et.original_size != header_.original_size || raw_pos_ != et.original_size)
+        throw DataError("chunks cover " + std::to_string(raw_pos_) + " of " + std::to_string(header_.original_size) +
+                            " bytes", start);
+    if (wire::Trailer::decode(trailer).end_offset != start || !wire::Trailer::has_magic(trailer))
+        throw DataError("bad trailer", pos_ - wire::Trailer::kSize);
+    uint8_t extra;
+    if (in_.read(&extra, 1) != 0) throw DataError("unexpected data after the end of the .stz stream", pos_);
+    ended_ = true;
+}
+
+void ContainerReader::add_stage(ChunkRecord& c, uint8_t codec_id, uint64_t in_size, Bytes params, const std::string& where,
+                                uint64_t start) {
+    const Codec* codec = find_codec(codec_id);
+    if (!codec) throw DataError(where + ": unknown codec id " + std::to_string(codec_id) + " (written by a newer statezip?)", start);
+    if (in_size > kMaxStageBytes) throw DataError(where + ": codec stage size too large", start);
+    c.pipeline.stages.push_back({codec, std::move(params)});
+    c.stage_sizes.push_back(in_size);
+}
+
+// A chunk's place (in order, inside its section) and its pipeline's sizes and parameters,
+// checked before anything is allocated or decoded.
+void ContainerReader::check_chunk(const ChunkRecord& c, uint64_t stored, const std::string& where, uint64_t start) const {
+    const Section& sec = header_.sections[c.section];
+    if (c.raw_offset != raw_pos_) throw DataError(where + ": chunks out of order", start);
+    if (c.raw_size == 0 || c.raw_size > kMaxChunkRaw) throw DataError(where + ": bad chunk size", start);
+    if (c.raw_offset < sec.offset || c.raw_offset + c.raw_size > sec.offset + sec.size)
+        throw DataError(where + ": chunk lies outside its section", start);
+    if (c.stage_sizes[0] != c.raw_size) throw DataError(where + ": stage sizes do not match the chunk size", start);
+    if (stored > kMaxStageBytes) throw DataError(where + ": stored size too large", start);
+    try {
+        check_chunk_storable(c.pipeline, c.stage_sizes, stored);
+    } catch (const DataError&) {
+        throw;
+    } catch (const Error& e) {
+        throw DataError(where + ": " + e.what(), start);
+    }
+}
+
+std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
+    if (ended_) return std::nullopt;
+    if (version_ == kStzVersionCompact) return next_compact(check);
+    uint64_t start = pos_;
+    uint8_t kind;
+    read(&kind, 1, "chunk record");
+    auto record_hash = std::make_shared<Hasher>();
+    Hasher& st = *record_hash;
+    st.update({&kind, 1});
+    if (kind == static_cast<uint8_t>(ChunkKind::End)) {
+        read_end_record(start, st);
+        return std::nullopt;
+    }
+    if (kind != static_cast<uint8_t>(ChunkKind::Data))
+        throw DataError("unknown chunk kind " + std::to_string(kind) + " (written by a newer statezip?)", start);
+    auto take = [&](uint8_t* dst, size_t n, const char* what) { this->take(st, dst, n, what); };
+    uint8_t h[wire::ChunkHead::kSize];
+    take(h, sizeof h, "chunk header");
+    const wire::ChunkHead ch = wire::ChunkHead::decode(h);
+    ChunkRecord c;
+    c.index = n_chunks_;
+    c.container_offset = start;
+    c.section = ch.section;
+    c.raw_offset = ch.raw_offset;
+    c.raw_size = ch.raw_size;
+    const uint32_t stored = ch.stored_size;
+    const uint8_t n_stages = ch.n_stages;
+    std::string where = "chunk " + std::to_string(n_chunks_);
+    if (c.section >= header_.sections.size()) throw DataError(where + ": bad section index", start);
+    if (n_stages == 0 || n_stages > kMaxStages)
+        throw DataError(where + ": " + std::to_string(n_stages) + " codec stages (1 to " + std::to_string(kMaxStages) + " allowed)", start);
+    for (uint8_t i = 0; i < n_stages; ++i) {
+        uint8_t sh[wire::StageHead::kSize];
+        take(sh, sizeof sh, "codec stage");
+        const wire::StageHead stage = wire::StageHead::decode(sh);
+        Bytes params(stage.params_len);
+        take(params.data(), params.size(), "codec parameters");
+        add_stage(c, stage.codec, stage.input_size, std::move(params), where, start);
+    }
+    check_chunk(c, stored, where, start);
+    uint8_t hh[wire::ChunkChecksums::kSize];
+    read(hh, sizeof hh, "chunk checksums");
+    c.raw_hash = load_le<uint64_t>(hh);
+    st.update({hh, 8});
+    read_growing(c.payload, stored, "chunk payload");
+    c.record_checksum = load_le<uint64_t>(hh + 8);
+    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    else check_record(st, c);
+    seen_.push_back({start, c.section, c.raw_size, stored});
+    raw_pos_ += c.raw_size;
+    ++n_chunks_;
+    return c;
+}
+
+void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord& c) {
+    if (record_hash.digest_after(c.payload) != c.record_checksum)
+        throw DataError("checksum mismatch in chunk " + std::to_string(c.index), c.container_offset);
+}
+
+Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
+    Bytes raw;
+    try {
+        raw = decode_pipeline(c.pipeline, c.payload, c.stage_sizes);
+    } catch (const DataError&) {
+        throw;
+    } catch (const Error& e) {
+        throw DataError(std::string("corrupt chunk (") + e.what() + ")", c.container_offset);
+    }
+    if (hash64(raw) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
+    return raw;
+}
+
+ContainerListing list_container(InputSource& in) {
+    using wire::EndTail, wire::FixedHeader, wire::IndexEntry, wire::Trailer, wire::kEndHeadBytes, wire::kMinChunkRecordBytes;
+    ContainerListing L;
+    L.container_size = in.size();
+    uint64_t size = in.size();
+    if (size < wire::kCompactFixedBytes) throw DataError("file too small to be a .stz", 0);
+    Bytes fixed(FixedHeader::kSize);
+    in.read_at(0, fixed.data(), wire::kCompactFixedBytes);
+    if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
+    const uint16_t version = load_le<uint16_t>(fixed.data() + FixedHeader::kVersionAt);
+    check_version(version);
+    if (version == kStzVersionCompact) return list_compact_container(in);
+    // A header body is never shorter than 8 bytes: nothing below this size can be a .stz.
+    constexpr uint64_t kSmallestStz = FixedHeader::kSize + wire::kHeaderHashBytes + 8 + wire::kMinEndBytes;
+    if (size < kSmallestStz) throw DataError("file too small to be a .stz", 0);
+    in.read_at(0, fixed.data(), fixed.size());
+    const FixedHeader fh = FixedHeader::decode(fixed.data());
+    const uint32_t len = fh.body_length;
+    if (len > kMaxHeaderBytes || fh.end() > size) throw DataError("bad header length", FixedHeader::kLengthAt);
+    Bytes hdr(fh.end());
+    in.read_at(0, hdr.data(), hdr.size());
+    if (hash64({hdr.data(), size_t(fh.hash_at())}) != load_le<uint64_t>(hdr.data() + fh.hash_at()))
+        throw DataError("header checksum mismatch", fh.hash_at());
+    L.header = decode_header_body({hdr.data() + FixedHeader::kSize, len}, fh.flags, fh.version, FixedHeader::kSize);
+    uint8_t trailer[Trailer::kSize];
+    const uint64_t trailer_at = size - Trailer::kSize;
+    in.read_at(trailer_at, trailer, Trailer::kSize);
+    if (!Trailer::has_magic(trailer)) throw DataError("bad trailer (truncated .stz?)", trailer_at);
+    const uint64_t end = Trailer::decode(trailer).end_offset;
+    if (end < hdr.size() || end > trailer_at - kEndHeadBytes - EndTail::kSize) throw DataError("bad end-record offset", trailer_at);
+    // The end record: kind, chunk count, one index entry per chunk, original size, content
+    // hash, its own hash. The count is checked against what the file can hold before anything
+    // is allocated, and the index is read in pieces and validated entry by entry, so a crafted
+    // (e.g. sparse) file costs memory only for entries that are really there and valid.
+    uint8_t head[kEndHeadBytes];
+    in.read_at(end, head, kEndHeadBytes);
+    if (head[0] != static_cast<uint8_t>(ChunkKind::End)) throw DataError("end record expected", end);
+    const uint32_t n = load_le<uint32_t>(head + 1);
+    const uint64_t chunk_room = end - hdr.size();
+    if (uint64_t(n) * IndexEntry::kSize + kEndHeadBytes + EndTail::kSize != trailer_at - end)
+        throw DataError("end record size does not match its chunk count", end);
+    if (n > L.header.original_size || n > chunk_room / kMinChunkRecordBytes)
+        throw DataError("end record lists " + std::to_string(n) + " chunks, more than the file can hold", end + 1);
+    Hasher rec_hash;
+    rec_hash.update({head, kEndHeadBytes});
+    uint64_t next_offset = hdr.size(), raw_total = 0;
+    Bytes block;
+    for (uint32_t done = 0; done < n;) {
+        const uint32_t take = std::min<uint32_t>(n - done, 4096);
+        const uint64_t at = end + kEndHeadBytes + uint64_t(done) * IndexEntry::kSize;
+        block.resize(size_t(take) * IndexEntry::kSize);
+        in.read_at(at, block.data(), block.size());
+        rec_hash.update(block);
+        for (uint32_t i = 0; i < take; ++i) {
+            const ChunkIndexEntry e = IndexEntry::decode(block.data() + size_t(i) * IndexEntry::kSize);
+            const uint64_t where = at + uint64_t(i) * IndexEntry::kSize;
+            if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", where);
+            if (e.raw_size == 0 || e.raw_size > kMaxChunkRaw || e.raw_size > L.header.original_size - raw_total)
+                throw DataError("bad chunk size in chunk index", where);
+            if (e.stored_size > kMaxStageBytes || e.container_offset < next_offset ||
+                e.container_offset > end - kMinChunkRecordBytes - e.stored_size)
+                throw DataError("chunk index entry points outside the chunk area", where);
+            raw_total += e.raw_size;
+            next_offset = e.container_offset + kMinChunkRecordBytes + e.stored_size;
+            L.index.push_back(e);
+        }
+        done += take;
+    }
+    uint8_t tail[EndTail::kSize];
+    in.read_at(end + kEndHeadBytes + uint64_t(n) * IndexEntry::kSize, tail, EndTail::kSize);
+    rec_hash.update({tail, EndTail::kHashedBytes});
+    const EndTail et = EndTail::decode(tail);
+    L.content_hash = et.content_hash;
+    if (et.end_hash != rec_hash.digest()) throw DataError("end record checksum mismatch", end);
+    if (et.original_size != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
+    if (raw_total != et.original_size) throw DataError("chunk index does not cover the original size", end);
+    return L;
+}
+
+}  // namespace stz

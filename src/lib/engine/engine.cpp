@@ -1,0 +1,230 @@
+#include "engine.hpp"
+
+#include <memory>
+
+#include "plan/head_repeats.hpp"
+#include "rebuild/patch_decode.hpp"
+#include "base/thread_pool.hpp"
+
+namespace stz {
+
+namespace {
+
+// A chunk being encoded holds its raw bytes, the stage buffers of the alternative being
+// tried and the best output so far: about four times its size.
+constexpr uint64_t kEncodeCostFactor = 4;
+
+struct Encoded {
+    EncodedChunk enc;
+    uint64_t hash = 0;
+    const Pipeline* used = nullptr;
+    Bytes record;  // ContainerWriter::chunk_record (a const member), made by the worker
+};
+
+Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
+    Encoded d;
+    d.hash = hash64(raw);
+    for (const Pipeline& p : alternatives) {
+        EncodedChunk e = encode_pipeline(p, raw);
+        if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
+    }
+    if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), d.used = &store;  // never expand
+    return d;
+}
+
+// Per parsed section: raw and stored bytes; a merged section's stored bytes are shared out
+// in proportion to the raw sizes of the parsed sections it holds.
+std::vector<SectionStats> per_parsed_section(const ParsedFile& parsed, const Plan& plan,
+                                             const std::vector<uint64_t>& stored) {
+    std::vector<SectionStats> out;
+    out.reserve(parsed.sections.size());
+    for (size_t i = 0; i < parsed.sections.size(); ++i) {
+        const uint32_t w = plan.written_of[i];
+        const uint64_t raw = parsed.sections[i].size, whole = plan.header.sections[w].size;
+        const uint64_t share = whole ? static_cast<uint64_t>(static_cast<long double>(stored[w]) * raw / whole) : 0;
+        out.push_back({plan.sections[w].spec, raw, share});
+    }
+    return out;
+}
+
+// Executes a plan: reads chunks in file order, encodes them on the pool, writes them in
+// order. Returns the stored bytes per written section.
+std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter& w, const CompressOptions& opt) {
+    Pipeline store;
+    store.stages.push_back({find_codec("store"), {}});
+    std::vector<uint64_t> stored(plan.sections.size(), 0);
+    Hasher whole;
+    uint64_t done = 0;
+    // Reads stay sequential (one pass over the input); results are written in file order.
+    const unsigned threads = std::max(1u, opt.threads);
+    ThreadPool pool(threads);
+    OrderedQueue<Encoded, size_t> queue(pool, 2 * size_t(threads), opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
+        const ChunkJob& j = plan.chunks[ci];
+        w.add_record(d.record, j.section, j.size, d.enc);
+        stored[j.section] += d.enc.payload.size();
+        done += j.size;
+        if (opt.progress) opt.progress(done, in.size(), plan.header.sections[j.section].name);
+    });
+    for (size_t ci = 0; ci < plan.chunks.size(); ++ci) {
+        const ChunkJob& j = plan.chunks[ci];
+        queue.make_room(kEncodeCostFactor * j.size);
+        // Not zero-filled first: read_at overwrites every byte (or throws).
+        std::shared_ptr<uint8_t[]> raw = std::make_shared_for_overwrite<uint8_t[]>(j.size);
+        in.read_at(j.offset, raw.get(), j.size);
+        const ByteSpan bytes(raw.get(), j.size);
+        whole.update(bytes);
+        const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
+        queue.submit(ci, kEncodeCostFactor * j.size, [&w, &alts, &store, raw, bytes, j] {
+            Encoded d = encode_chunk(alts, store, bytes);
+            d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+            return d;
+        });
+    }
+    queue.drain();
+    w.finish(whole.digest());
+    return stored;
+}
+
+}  // namespace
+
+CompressResult compress_stream(InputSource& in, OutputSink& out, const CompressOptions& opt) {
+    ParsedFile parsed = parse_state_file(in, opt.hints);
+    return compress_parsed(in, parsed, out, opt);
+}
+
+// The output never exceeds the input by more than expansion_allowance: a plan whose
+// container overhead could exceed it (many sections for their size) is tried into memory
+// first, for inputs small enough (where such structures occur), and replaced by the strict
+// fallback plan when the data did not compress enough to pay for it.
+static Plan plan_with_properties(const ParsedFile& parsed, const CompressOptions& opt, PlanLimit limit) {
+    Plan plan = make_plan(parsed, opt.codec, opt.chunk_bytes, limit);
+    for (const auto& p : opt.properties) plan.header.set_property(p.key, p.value, p.required);
+    check_header_storable(plan.header);
+    return plan;
+}
+
+static CompressResult compress_exact(InputSource& in, const ParsedFile& as_parsed, OutputSink& out,
+                                    const CompressOptions& opt) {
+    check_tiling(as_parsed.sections, in.size());
+    // Repeated KV heads, found on a sample: the plan codes one copy of each.
+    const std::optional<ParsedFile> with_repeats = find_head_repeats(in, as_parsed);
+    const ParsedFile& parsed = with_repeats ? *with_repeats : as_parsed;
+    Plan plan = plan_with_properties(parsed, opt, PlanLimit::Structure);
+    const uint64_t allowance = expansion_allowance(in.size());
+    std::vector<uint64_t> stored;
+    CompressResult res;
+    res.original_bytes = in.size();
+    bool written = false;
+    if (plan.overhead_bound > allowance && in.size() <= opt.memory_budget / 4) {
+        MemorySink trial;
+        ContainerWriter w(trial, plan.header, opt.container);
+        stored = execute(in, plan, w, opt);
+        if (w.bytes_written() <= in.size() + allowance) {
+            out.write(trial.out.data(), trial.out.size());
+            res.compressed_bytes = w.bytes_written();
+            written = true;
+        } else {
+            plan = plan_with_properties(parsed, opt, PlanLimit::Strict);
+        }
+    }
+    if (!written) {
+        ContainerWriter w(out, plan.header, opt.container);
+        stored = execute(in, plan, w, opt);
+        res.compressed_bytes = w.bytes_written();
+    }
+    res.layout = plan.layout;
+    res.sections = per_parsed_section(parsed, plan, stored);
+    if (plan.layout == PlanLayout::AsParsed) {
+        res.parsed = parsed;
+    } else {  // the facts without the (possibly millions of) parsed sections
+        ParsedFile& p = res.parsed;
+        p.format = parsed.format, p.version = parsed.version, p.detail = parsed.detail, p.arch = parsed.arch;
+        p.n_tokens = parsed.n_tokens, p.n_cells = parsed.n_cells, p.n_layer = parsed.n_layer;
+        p.n_ctx = parsed.n_ctx, p.n_embd = parsed.n_embd;
+        p.sections = plan.header.sections;
+        p.note = plan.header.note;
+    }
+    return res;
+}
+
+// Lossy: the error is measured first (the header, written first, records it), then the file
+// is compressed as read through the rounding. When no value changes (nothing to round, or
+// values already rounded) the output is the exact compression and does not claim to be lossy.
+CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, OutputSink& out, const CompressOptions& opt) {
+    if (!opt.lossy.active()) return compress_exact(in, parsed, out, opt);
+    check_tiling(parsed.sections, in.size());
+    LossyReport report = measure_lossy(in, parsed, plan_lossy(parsed, opt.lossy));
+    CompressOptions exact = opt;
+    exact.lossy = {};
+    CompressResult res;
+    if (report.k.changed + report.v.changed == 0) {
+        res = compress_exact(in, parsed, out, exact);
+        res.lossy = std::move(report);
+        return res;
+    }
+    exact.properties.push_back({kLossyProperty, report.summary(), false});
+    RoundingSource rounded(in, parsed, report.plan);
+    res = compress_exact(rounded, parsed, out, exact);
+    res.lossy = std::move(report);
+    return res;
+}
+
+uint64_t chunk_decode_cost(const ChunkRecord& c) {
+    // decode_pipeline returns a copy of its last buffer: the decoded chunk counts twice.
+    uint64_t cost = c.payload.size() + c.raw_size;
+    for (uint64_t s : c.stage_sizes) cost += s;  // the reader caps each stage size: no overflow
+    return cost;
+}
+
+DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt) {
+    ContainerReader r(in);
+    DecompressResult res;
+    res.header = r.header();
+    // A --patch-from file: the stored stream goes through the patch sink, which adds REF's bytes.
+    std::unique_ptr<PatchSink> patch;
+    if (res.header.property(kReferenceProperty)) patch = std::make_unique<PatchSink>(res.header, opt.reference, out);
+    OutputSink& sink = patch ? *patch : out;
+    Hasher whole;
+    const unsigned threads = std::max(1u, opt.threads);
+    ThreadPool pool(threads);
+    OrderedQueue<Bytes, uint32_t> queue(pool, 2 * size_t(threads), opt.memory_budget,
+                                        [&](const uint32_t& section, Bytes&& raw) {
+                                            whole.update(raw);
+                                            sink.write(raw.data(), raw.size());
+                                            res.bytes_out += raw.size();
+                                            if (opt.progress)
+                                                opt.progress(res.bytes_out, res.header.original_size,
+                                                             res.header.sections[section].name);
+                                        });
+    // The record checksums over the payloads are checked by the decode jobs: the reading
+    // thread only reads, so that it keeps the workers fed.
+    for (;;) {
+        std::optional<ChunkRecord> c;
+        try {
+            c = r.next(PayloadCheck::InDecode);
+        } catch (const DataError&) {
+            queue.drain();  // a damaged chunk before this point is named first, as when checked at once
+            throw;
+        }
+        if (!c) break;
+        auto rec = std::make_shared<ChunkRecord>(std::move(*c));
+        const uint64_t cost = chunk_decode_cost(*rec);
+        queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });
+    }
+    queue.drain();
+    if (whole.digest() != r.content_hash()) throw Error("whole-file checksum mismatch: the output is not the original");
+    if (patch) {
+        patch->finish();
+        res.bytes_out = patch->bytes_out();
+    }
+    return res;
+}
+
+DecompressResult decompress_stream(InputStream& in, OutputSink& out, unsigned threads, ProgressFn progress) {
+    DecompressOptions opt;
+    opt.threads = threads;
+    opt.progress = std::move(progress);
+    return decompress_stream(in, out, opt);
+}
+
+}  // namespace stz

@@ -1,0 +1,167 @@
+#include "policy.hpp"
+
+#include <algorithm>
+
+#include "base/limits.hpp"
+#include "codecs/pipeline.hpp"
+
+namespace stz {
+
+std::optional<Preset> preset_from_name(const std::string& s) {
+    if (s == "fast") return Preset::Fast;
+    if (s == "default") return Preset::Default;
+    if (s == "max") return Preset::Max;
+    return std::nullopt;
+}
+
+const char* preset_name(Preset p) { return p == Preset::Fast ? "fast" : p == Preset::Max ? "max" : "default"; }
+
+const char* section_group(SectionKind k) {
+    switch (k) {
+        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState: return "kv";
+        case SectionKind::Logits: case SectionKind::Embeddings: return "logits";
+        case SectionKind::Slack: return "zero";
+        case SectionKind::Opaque: return "opaque";
+        default: return "meta";
+    }
+}
+
+namespace {
+// The writer refuses a pipeline the reader would reject; say so before the first file.
+void check_storable(const std::vector<Pipeline>& alternatives) {
+    for (const Pipeline& p : alternatives) check_pipeline_storable(p.stages.size());
+}
+}  // namespace
+
+void parse_codec_option(const std::string& text, CodecChoice& choice) {
+    // "group=pipeline,..." has an '=' before any '(' (planes(top=...) is a pipeline).
+    const size_t first_eq = text.find('='), first_paren = text.find('(');
+    if (first_eq == std::string::npos || (first_paren != std::string::npos && first_paren < first_eq)) {
+        check_storable(parse_alternatives(text, DataShape{}));  // names, arguments, stage count: now, not mid-file
+        choice.all = text;
+        return;
+    }
+    for (const std::string& item : split_top_level(text, ',')) {
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) throw Error("--codec: expected group=pipeline, got '" + item + "'");
+        std::string group = item.substr(0, eq), pipe = item.substr(eq + 1);
+        static const std::string groups[] = {"kv", "meta", "logits", "zero", "opaque"};
+        if (std::find(std::begin(groups), std::end(groups), group) == std::end(groups))
+            throw Error("--codec: unknown group '" + group + "' (kv, meta, logits, zero, opaque)");
+        check_storable(parse_alternatives(pipe, DataShape{}));
+        choice.groups[group] = pipe;
+    }
+}
+
+// K/V (and recurrent-state) sections, by preset and element type. Measured on the real
+// corpus (bench/RESULTS.md; study: ../shared/docs/studies/entropy-coders.md):
+//  fast     byte planes in storage order, each coded on its own: the sign/exponent plane by
+//           zstd -1 (f16) or order-0 rANS (bf16, f32), quant planes by zstd -1; the near-random
+//           low bytes of floats stored. Smaller than zstd -19.
+//  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
+//           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
+//           mantissa bytes are stored (bitpack: only their varying bits, so the low bits
+//           that a lossy mode zeroed cost nothing; on exact data it stores). V rows repeat
+//           (layer 0): dedup first, and V planes keep zstd -3 for the matches that repeated values give.
+//  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
+constexpr uint64_t kSmallQuantKBytes = 64 << 10;
+
+static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
+    const auto& t = elem_type_info(s.type);
+    // Repeated heads (head_repeats.hpp): one copy of each group goes on, after trim (whose
+    // trimmed rows the probe measured the segments in).
+    const std::string heads = s.repeat_group ? "headdup:" + std::to_string(s.repeat_seg) + ":" +
+                                                   std::to_string(s.repeat_group) + "+"
+                                             : "";
+    const std::string trim = (s.shape().keep_bytes ? "trim+" : "") + heads;
+    const bool block = t.kind == ElemKind::Block;
+    const bool value = s.kind == SectionKind::KvValue;
+    // K rows carry their position (RoPE) and never repeat: no dedup there. V cells repeat
+    // (layer 0 depends only on the token; shared prompts in every layer): rows of row-major
+    // V, columns of transposed V (celldedup: 14 % of the corpus's transposed V bytes).
+    const std::string dedup = !value ? "" : s.transposed ? "celldedup+" : "dedup+";
+    // Fast, the sign/exponent plane: of bf16 and f32 by order-0 rANS (corpus: bf16 1.3 % smaller
+    // and 1.4x the speed of zstd -1, f32 0.3 % smaller and 1.4x), of f16 (whose top byte holds
+    // two mantissa bits that repeat with the value) by zstd -1.
+    if (p == Preset::Fast) {
+        const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
+        return trim + dedup + (block ? "planes:rm(all=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)");
+    }
+    std::string graph;
+    // Quant blocks: K by qctx, every field of the block (scale, min, the quants with their q5
+    // high bits) by an adaptive model, the quants in a model per channel where the chunk's counts
+    // say it pays (the quants of a trained model depend on their channel: on the corpus's
+    // stories260K-hd32 files K is 16-30 % smaller than planes(top=rans:1,q=rans:1,rest=zstd:3)
+    // for every block type; the random-weight model's K within 0.4 % of it); V in storage
+    // order, all zstd -3 (V rows repeat: zstd's matches).
+    if (block && value) graph = "planes:rm(all=zstd:3)";
+    else if (block) graph = "qctx";
+    else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
+    // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
+    else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
+    // The new quant K rows of a patch, when few: order-1 tables may not pay there and zstd's
+    // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,276
+    // bytes). Not in whole files, whose small layers are gathered: trying both cost 34 % more
+    // time on the hd32 q8_0 files for no byte saved.
+    if (patch_rows && block && !value && s.size < kSmallQuantKBytes)
+        graph += "|" + trim + "planes(top=rans:1,q=zstd:6,rest=zstd:3)";
+    graph = trim + dedup + graph;
+    if (p == Preset::Default) return graph;
+    std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
+    if (block && !value) model = trim + "qctx";  // the default's graph: the third alternative is planes
+    // Quant K: both alternatives know records, so the small layers are still gathered (lzma
+    // on the fields was never the smallest on the corpus's quant K once qctx was there).
+    if (block && !value) return model + "|" + trim + "planes(top=rans:1,q=lzma:9e,rest=zstd:3)";
+    return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
+}
+
+// Cell lists (records of int32 fields: position, sequence count, sequence ids) and token
+// lists (int32 ids) through deltarun, which turns the arithmetic runs of cells into a few
+// counts and narrows tokens to their bytes in use (corpus, bench/META.md: cells 71 KB ->
+// 2 KB, tokens 55 KB -> 45 KB in the default, both below xz -9e on every file). Tokens keep
+// lag 0 (their matches are phrases, not differences) and get lzma where the preset can
+// afford it: 6, as small as 9e on lists this short.
+static std::string cells_pipeline(Preset p, int level) {
+    if (level) return "deltarun+zstd:" + std::to_string(level);
+    if (p == Preset::Fast) return "deltarun+zstd:3";
+    if (p == Preset::Default) return "deltarun|deltarun+zstd:19";
+    return "deltarun|deltarun+zstd:19|deltarun+lzma:9e";
+}
+static std::string tokens_pipeline(Preset p, int level) {
+    if (level) return "deltarun:0+zstd:" + std::to_string(level);
+    if (p == Preset::Fast) return "deltarun:0+zstd:3";
+    // deltarun alone: on a short list of distinct ids lzma adds more than it finds.
+    if (p == Preset::Default) return "deltarun:0+lzma:6|deltarun:0";
+    return "deltarun:0+lzma:9e|lzma:9e|deltarun:0";
+}
+
+// A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
+std::string choose_pipeline(const Section& s, const CodecChoice& c) {
+    if (auto it = c.groups.find(section_group(s.kind)); it != c.groups.end()) return it->second;
+    if (!c.all.empty()) return c.all;
+    Preset p = c.preset;
+    if (c.level && p == Preset::Default && c.level <= 5) p = Preset::Fast;
+    const std::string lvl = std::to_string(c.level);
+    const std::string general = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:1" : p == Preset::Max ? "lzma:9e" : "zstd:3";
+    // Metadata (cells, tokens, headers): zstd -9 in the default is within 0.01 % of -19 on the
+    // corpus at twice the speed of the whole file.
+    const std::string meta = c.level ? "zstd:" + lvl : p == Preset::Fast ? "zstd:3" : p == Preset::Max ? "lzma:9e" : "zstd:9";
+    const auto& t = elem_type_info(s.type);
+    const bool typed = t.kind != ElemKind::Bytes;
+    switch (s.kind) {
+        case SectionKind::Slack: return "trim+" + general;
+        case SectionKind::Opaque: return general;
+        case SectionKind::Logits: case SectionKind::Embeddings:
+            if (p == Preset::Fast) return "planes:rm(all=zstd:1)";
+            if (p == Preset::Default) return "planes:rm(top=rans:1,rest=store)|shuffle+" + meta;
+            return "chanctx|shuffle+" + meta + "|planes:rm(top=rans:1,rest=store)";
+        case SectionKind::KvKey: case SectionKind::KvValue: case SectionKind::RecState:
+            if (!typed) return (s.shape().keep_bytes ? "trim+" : "") + general;
+            return kv_pipeline(s, p, c.patch_rows);
+        case SectionKind::Cells: return cells_pipeline(p, c.level);
+        case SectionKind::Tokens: return tokens_pipeline(p, c.level);
+        default: return meta;
+    }
+}
+
+}  // namespace stz
