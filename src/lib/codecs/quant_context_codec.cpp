@@ -338,7 +338,7 @@ public:
                 for (size_t k = 0; k < pp.per; ++k) b[k] = plane[pp.at(i, k)];
             }
         }
-        std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
+        if (g.tail) std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
     }
     DataShape output_shape(const DataShape& in) const override {
         DataShape s = in;
