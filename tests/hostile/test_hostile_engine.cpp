@@ -112,7 +112,7 @@ private:
 
 }  // namespace
 
-TEST_CASE("hostile: ggsq v2 of empty memory records parses in linear time (14.8)", "[hostile][formats]") {
+TEST_CASE("hostile: ggsq v2 of empty memory records parses in linear time", "[hostile][formats]") {
     // 262144 records (2 MiB): the old per-record copy of the section list made this about an
     // hour of work (128 KB took 13.6 s); linear parsing takes well under a second.
     const Bytes b = ggsq2_empty_records(262144);
@@ -141,7 +141,7 @@ TEST_CASE("hostile: a parser stops at kMaxParsedSections instead of building a h
     if (kPlainMemory) CHECK(r.max_rss_kb < 1024 * 1024);
 }
 
-TEST_CASE("hostile: a V-less trial per record does not copy the section list (14.8)", "[hostile][formats]") {
+TEST_CASE("hostile: a V-less trial per record does not copy the section list", "[hostile][formats]") {
     // K-only records (the V entries are absent, found by trial): each trial used to copy the list.
     const Bytes b = ggsq2_k_only_records(60000);
     ChildResult r = run_bounded([&] { return parse(b).format == "ggsq"; }, 120);
@@ -149,7 +149,7 @@ TEST_CASE("hostile: a V-less trial per record does not copy the section list (14
     CHECK(r.status == 0);
 }
 
-TEST_CASE("hostile: huge geometry hints neither wrap nor loop (14.9)", "[hostile][formats]") {
+TEST_CASE("hostile: huge geometry hints neither wrap nor loop", "[hostile][formats]") {
     SECTION("compact dump: n_layer 2^63+1 x n_embd 128 x 2 bytes wraps to the real row size") {
         const Bytes state = legacy_state("legacy-dump", 4, 256, 32, 50);
         ParseHints h;
@@ -193,7 +193,7 @@ TEST_CASE("hostile: huge geometry hints neither wrap nor loop (14.9)", "[hostile
     }
 }
 
-TEST_CASE("hostile: a failed thread start stops the started workers and reports an error (14.6)", "[hostile][threads]") {
+TEST_CASE("hostile: a failed thread start stops the started workers and reports an error", "[hostile][threads]") {
     ChildResult r = run_bounded(
         [] {
             unsigned started = 0;
@@ -221,7 +221,7 @@ TEST_CASE("hostile: a failed thread start stops the started workers and reports 
     CHECK(r.status == 0);
 }
 
-TEST_CASE("hostile: threads the system refuses (no room for their stacks) give an error, not an abort (14.6)",
+TEST_CASE("hostile: threads the system refuses (no room for their stacks) give an error, not an abort",
           "[hostile][threads]") {
     if (!kPlainMemory) {
         stztest::skip_test("needs RLIMIT_AS, which AddressSanitizer builds cannot use");
@@ -254,7 +254,7 @@ TEST_CASE("hostile: threads the system refuses (no room for their stacks) give a
     CHECK(r.status == 0);
 }
 
-TEST_CASE("hostile: decompression memory is bounded in bytes, not chunks (14.7)", "[hostile][memory]") {
+TEST_CASE("hostile: decompression memory is bounded in bytes, not chunks", "[hostile][memory]") {
     // 40 chunks of 16 MiB of zeros: a few KB of .stz. The old engine kept 2 x T chunks in
     // flight (32 x 16 MiB at -T 16); with a 64 MiB budget at most 4 are.
     CompressOptions opt;
@@ -341,7 +341,7 @@ TEST_CASE("hostile: many tiny sections never expand the output beyond the allowa
     }
 }
 
-TEST_CASE("hostile: a section table over the reader's header limit falls back to what it can read (14.4)", "[hostile][plan]") {
+TEST_CASE("hostile: a section table over the reader's header limit falls back to what it can read", "[hostile][plan]") {
     // 40000 sections of 5000 bytes with 2000-byte names: an 82 MB table (the reader takes
     // 64 MiB), over 200 MB of zeros that cost no memory.
     const uint64_t n = 40000, size = 5000;
