@@ -63,13 +63,14 @@ bool worth_coding(ByteSpan in) {
 // Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
 // order-1 table (a frequency list per context) costs far more than order-0's, and on planes
 // whose bytes do not depend on the previous one (quants of a model without channel structure)
-// order-1 loses 2-3 %. Entropies from every pair of a sample (a quarter of the pairs past
-// 256 KB), table sizes from the distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
+// order-1 loses 2-3 %. Entropies from every pair (a quarter of the pairs past 256 KB; a
+// first, smaller sample on large planes, see order1_pays), table sizes from the distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
 // packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // k * log2(k), tabulated for the small counts that most symbols and pairs have: one log2 per
 // used pair cost a third of the estimate on small planes. The table is built once (a
 // function-local static would test its guard on every call).
 constexpr size_t kKlogkTable = 4096;
+constexpr size_t kMaxSampledPairs = size_t{1} << 16;
 const double* klogk_table() {
     static const std::vector<double> table = [] {
         std::vector<double> t(kKlogkTable);
@@ -82,7 +83,12 @@ inline double klogk(const double* table, uint32_t k) {
     return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k));
 }
 
-bool order1_pays(ByteSpan in) {
+// Order-0 and order-1 costs (bytes, tables included) of `in` from the pairs at every step-th
+// position. `order1_table` gives the order-1 table's size in distinct pairs; 0 = the pairs seen.
+struct OrderCosts {
+    double cost0 = 0, cost1 = 0;
+};
+OrderCosts order_costs(ByteSpan in, size_t step, size_t order1_table) {
     // The pair counts live per thread; only the pairs seen are visited and cleared after use:
     // zeroing and scanning all 65536 per call cost more than counting a small plane. Raw
     // arrays, not vectors: the counting loop then keeps its pointers in registers (a vector's
@@ -95,7 +101,6 @@ bool order1_pays(ByteSpan in) {
     uint16_t* const seen = seen_mem.get();
     size_t n_seen = 0;
     uint32_t single[256] = {}, context[256] = {};
-    const size_t step = in.size() > (256u << 10) ? 4 : 1;
     const uint8_t* const bytes = in.data();
     size_t n = 0;
     for (size_t i = 1; i < in.size(); i += step, ++n) {
@@ -117,8 +122,36 @@ bool order1_pays(ByteSpan in) {
     }
     for (size_t k = 0; k < n_seen; ++k) h1 -= klogk(table, pairs[seen[k]]), pairs[seen[k]] = 0;
     const double scale = static_cast<double>(in.size()) / std::max<size_t>(n, 1);  // bytes per sampled pair
-    const double cost0 = h0 / 8 * scale + 0.8 * syms, cost1 = h1 / 8 * scale + 0.8 * n_seen;
-    return cost1 < 0.99 * cost0;
+    const size_t table1 = order1_table ? order1_table : n_seen;
+    return {h0 / 8 * scale + 0.8 * syms, h1 / 8 * scale + 0.8 * table1};
+}
+
+// Distinct byte values of `in` (all of it: a sample could miss a rare one).
+size_t distinct_bytes(ByteSpan in) {
+    uint8_t used[4][256] = {};
+    size_t i = 0;
+    for (; i + 4 <= in.size(); i += 4) used[0][in[i]] = used[1][in[i + 1]] = used[2][in[i + 2]] = used[3][in[i + 3]] = 1;
+    for (; i < in.size(); ++i) used[0][in[i]] = 1;
+    size_t k = 0;
+    for (int s = 0; s < 256; ++s) k += (used[0][s] | used[1][s] | used[2][s] | used[3][s]);
+    return k;
+}
+
+bool order1_pays(ByteSpan in) {
+    // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
+    // (by 5 %) even with the largest table the plane's byte values allow (every pair of them):
+    // the sign/exponent planes of floats (a few dozen values, order-1 15-20 % smaller) are
+    // then decided at a fraction of the cost (counting every pair of a 160 KB plane was 18 %
+    // of a small bf16 file's compression). A sample alone misjudges the table (it sees fewer
+    // distinct pairs than there are), so anything less clear gets the full estimate: the
+    // same decisions as before on the corpus.
+    if (in.size() > 2 * kMaxSampledPairs) {
+        const size_t values = distinct_bytes(in);
+        const OrderCosts quick = order_costs(in, in.size() / kMaxSampledPairs, values * values);
+        if (quick.cost1 < 0.95 * quick.cost0) return true;
+    }
+    const OrderCosts full = order_costs(in, in.size() > (256u << 10) ? 4 : 1, 0);
+    return full.cost1 < 0.99 * full.cost0;
 }
 
 // A buffer with kPad bytes of slack on both sides, reused per thread (not zeroed: the library
