@@ -63,7 +63,7 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 //           mantissa bytes are stored (bitpack: only their varying bits, so the low bits
 //           that a lossy mode zeroed cost nothing; on exact data it stores). V rows repeat
 //           (layer 0): dedup first; float V's top plane then by order-0 rANS in storage order,
-//           the f16 mantissa byte by zstd -1 (quant V planes keep zstd -3 for their matches).
+//           f16's mantissa byte too (quant V planes keep zstd -3 for their matches).
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 constexpr uint64_t kSmallQuantKBytes = 64 << 10;
 
@@ -99,20 +99,20 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     else if (block) graph = "qctx";
     else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
-    // The default codes their sign/exponent plane by order-0 rANS, not zstd -3: after dedup,
-    // zstd -3's matches on V were worth 0.13 % of the corpus folder (ratio 1.2757 -> 1.2740;
-    // f16 files +0.15 %, bf16 +0.09 %, f32 +0.27 %) and cost about what the whole zstd:3
-    // baseline costs on those bytes. The mantissa bytes: of bf16 and f32 bitpack (stored but
-    // for the bits a lossy mode zeroed); of f16 zstd -1, because after dedup/celldedup the
-    // reference list lies inside the planes' rows and bitpack then sees every bit vary, so
-    // f16 --lossy drop:V=6 saved 3 % instead of 15 %+ (zstd -1 finds the zeroed bits; it costs
-    // 0.04x of zstd:3's speed on f16, 0.2x on f32, whose three mantissa planes would take it).
+    // The default codes them without zstd -3: after dedup, zstd -3's matches on V were worth
+    // 0.16 % of the corpus folder (ratio 1.2757 -> 1.2736; f16 files +0.20 %, bf16 +0.09 %,
+    // f32 +0.27 %) and cost about what the whole zstd:3 baseline costs on those bytes. The
+    // sign/exponent plane by order-0 rANS (rans:1's estimate chose order-0 on nearly every V
+    // chunk, 0.01 % smaller). The mantissa bytes: of bf16 and f32 bitpack (stored but for the
+    // bits a lossy mode zeroed); of f16 order-0 rANS too (it stores them when near-random),
+    // because after dedup/celldedup the reference list lies inside the planes' rows and
+    // bitpack then sees every bit vary: f16 --lossy drop:V=6 saved 3 % instead of >= 15 %.
     // Compression Ir of the whole file as a multiple of zstd:3's (callgrind, -T1), before ->
-    // after: rnd1024-n1024 f16 0.87x -> 1.18x, raw-s260k-n4000 f32 0.94x -> 1.24x, legacy np294
-    // f32 0.92x -> 1.37x. Order-1 is not worth its estimate on V: rans:1 chose order-0 on
-    // nearly every V chunk (0.01 % smaller). Max keeps the zstd graph as its third alternative.
+    // after: raw-s260k-n4000 f32 0.94x -> 1.32x, legacy np294 f32 0.92x -> 1.45x, s260k-n1024
+    // bf16 0.65x -> 0.79x, rnd1024-n1024 f16 0.87x -> 1.11x (bench/PROFILE.md). Max keeps the
+    // zstd graph as its third alternative.
     else if (p == Preset::Default)
-        graph = s.type == ElemType::F16 ? "planes:rm(top=rans:0,rest=zstd:1)" : "planes:rm(top=rans:0,rest=bitpack)";
+        graph = s.type == ElemType::F16 ? "planes:rm(all=rans:0)" : "planes:rm(top=rans:0,rest=bitpack)";
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
     // The new quant K rows of a patch, when few: order-1 tables may not pay there and zstd's
     // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,276
