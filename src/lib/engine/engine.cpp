@@ -160,14 +160,14 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
             *raw = buffers.take(j.size);
             in.read_at(j.offset, raw->data(), j.size);
         }
-        const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&, raw, ci, j] {
+        const std::vector<Pipeline>* alts = &plan.sections[j.section].alternatives;
+        queue.submit(ci, kEncodeCostFactor * j.size, [&, alts, raw, ci, j] {
             if (workers_read) {
                 *raw = buffers.take(j.size);
                 in.read_at(j.offset, raw->data(), j.size);
             }
             const ByteSpan bytes(raw->data(), j.size);
-            Encoded d = encode_chunk(alts, store, bytes);
+            Encoded d = encode_chunk(*alts, store, bytes);
             d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
             whole.add(ci, bytes);
             d.raw = std::move(*raw);  // the same buffer: the piece stays valid
