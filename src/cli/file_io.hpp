@@ -19,6 +19,7 @@ public:
     ~FileSource() override;
     uint64_t size() const override { return size_; }
     void read_at(uint64_t off, uint8_t* dst, size_t n) override;
+    bool concurrent_reads() const override { return true; }  // pread
     const std::string& name() const { return name_; }
     // fstat of the open file (of standard input for "-").
     const struct stat& info() const { return info_; }

@@ -164,7 +164,8 @@ void declare_main_flags(CLI::App& app, Flags& f) {
     app.add_option("-M,--memory", f.memory_arg,
                    "memory the chunks in flight may use together (default 512M; e.g. 256M, 2G); peak RSS stays "
                    "about this whatever -T and the input");
-    app.add_option("-T,--threads", f.threads_arg, "worker threads (0 = all cores, the default; at most 4 x cores)");
+    app.add_option("-T,--threads", f.threads_arg, "worker threads that code the chunks (0 = all cores, the default; at most 4 x cores); "
+                   "the calling thread reads and writes beside them, so -T1 runs two threads");
     app.add_option("--level", f.level, "level of the general-purpose stage, as -1 .. -19")->check(CLI::Range(1, 22));
     app.add_flag("--fast", f.fast, "fast preset");
     app.add_flag("--max", f.max, "max preset (smallest output)");

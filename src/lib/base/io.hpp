@@ -13,6 +13,9 @@ public:
     virtual uint64_t size() const = 0;
     // Reads exactly n bytes at offset `off` or throws.
     virtual void read_at(uint64_t off, uint8_t* dst, size_t n) = 0;
+    // True if read_at may be called from several threads at once (pread on a file, memory):
+    // the compressor's workers then read their own chunks.
+    virtual bool concurrent_reads() const { return false; }
 };
 
 // Random-access read and write (a set file being appended; a member being restored).
@@ -40,6 +43,7 @@ class MemorySource final : public InputSource {
 public:
     explicit MemorySource(ByteSpan d) : d_(d) {}
     uint64_t size() const override { return d_.size(); }
+    bool concurrent_reads() const override { return true; }
     void read_at(uint64_t off, uint8_t* dst, size_t n) override {
         if (off > d_.size() || n > d_.size() - off) throw Error("read past the end of the input");
         std::copy_n(d_.data() + off, n, dst);

@@ -366,6 +366,8 @@ void ContainerReader::read(uint8_t* dst, size_t n, const char* what) {
 
 void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
     constexpr size_t kStep = 1u << 20;
+    // A new buffer (a chunk's payload) takes the one recycle_payload kept: no allocation.
+    if (dst.capacity() == 0 && spare_payload_.capacity() > 0) dst.swap(spare_payload_);
     while (n > 0) {
         size_t take = std::min(n, kStep), at = dst.size();
         if (dst.capacity() < at + take) dst.reserve(std::max(at + take, std::min(at + n, 2 * dst.capacity())));
@@ -497,6 +499,13 @@ std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     raw_pos_ += c.raw_size;
     ++n_chunks_;
     return c;
+}
+
+void ContainerReader::recycle_payload(Bytes&& payload) {
+    // The larger buffer is kept: a chunk's payload is at most kMaxStageBytes (check_chunk).
+    if (payload.capacity() <= spare_payload_.capacity()) return;
+    spare_payload_ = std::move(payload);
+    spare_payload_.clear();
 }
 
 void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord& c) {

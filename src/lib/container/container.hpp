@@ -131,6 +131,9 @@ public:
     // record, which is verified too (chunk count, sizes, trailer).
     std::optional<ChunkRecord> next(PayloadCheck check = PayloadCheck::Now);
     Bytes decode(const ChunkRecord& c) const;  // (checks the record,) decodes and checks the raw hash
+    // Hands back the payload buffer of a chunk already decoded: the next chunk's payload is read
+    // into it, so that a long stream does not allocate (and fault in) a new buffer per chunk.
+    void recycle_payload(Bytes&& payload);
     uint64_t content_hash() const { return content_hash_; }
     uint32_t chunks_read() const { return n_chunks_; }
 
@@ -168,6 +171,7 @@ private:
     uint64_t last_raw_hash_ = 0;
     uint32_t section_cursor_ = 0;
     bool ran_out_ = false;
+    Bytes spare_payload_;  // recycle_payload's buffer (empty, with its capacity)
 };
 
 // The header of a .stz stream, checked: in versions 1 and 2 by its own checksum; in version 3

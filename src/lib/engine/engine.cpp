@@ -1,6 +1,9 @@
 #include "engine.hpp"
 
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "plan/head_repeats.hpp"
 #include "rebuild/patch_decode.hpp"
@@ -9,6 +12,53 @@
 namespace stz {
 
 namespace {
+
+// The whole-file hash, fed in file order by whichever worker thread is free: the thread that
+// finishes the piece next in order hashes it (while it is still in its cache) and then every
+// later piece already waiting. Keeps the serial hash off the thread that reads and writes.
+// A piece must stay valid until hashed(seq) returns.
+class OrderedHasher {
+public:
+    void add(uint64_t seq, ByteSpan piece) {
+        std::unique_lock<std::mutex> lk(m_);
+        waiting_.emplace(seq, piece);
+        if (busy_ || stopped_) return;  // the hashing thread will find it
+        busy_ = true;
+        for (auto it = waiting_.find(next_); !stopped_ && it != waiting_.end(); it = waiting_.find(next_)) {
+            const ByteSpan p = it->second;
+            waiting_.erase(it);
+            lk.unlock();
+            hash_.update(p);
+            lk.lock();
+            ++next_;
+            cv_.notify_all();
+        }
+        busy_ = false;
+        cv_.notify_all();
+    }
+    // Waits until every piece up to `seq` is hashed: the caller added them all (each job adds its
+    // piece before its result is visible, and results are taken in order), so this ends.
+    void hashed(uint64_t seq) {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [&] { return next_ > seq; });
+    }
+    uint64_t digest() const { return hash_.digest(); }
+    // No piece is hashed any more once this returns: called before the results that hold the
+    // pieces are destroyed (a failed write leaves later pieces waiting).
+    void stop() {
+        std::unique_lock<std::mutex> lk(m_);
+        stopped_ = true;
+        cv_.wait(lk, [&] { return !busy_; });
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::map<uint64_t, ByteSpan> waiting_;
+    uint64_t next_ = 0;
+    bool busy_ = false, stopped_ = false;
+    Hasher hash_;
+};
 
 // A chunk being encoded holds its raw bytes, the stage buffers of the alternative being
 // tried and the best output so far: about four times its size.
@@ -19,6 +69,7 @@ struct Encoded {
     uint64_t hash = 0;
     const Pipeline* used = nullptr;
     Bytes record;  // ContainerWriter::chunk_record (a const member), made by the worker
+    Bytes raw;     // the chunk's bytes: kept until the whole-file hash has them, then reused
 };
 
 Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
@@ -47,36 +98,79 @@ std::vector<SectionStats> per_parsed_section(const ParsedFile& parsed, const Pla
     return out;
 }
 
-// Executes a plan: reads chunks in file order, encodes them on the pool, writes them in
+// Chunk buffers handed back by the writing thread and reused for later chunks, so that a long
+// input does not allocate (and fault in) a fresh buffer per chunk. Holds at most `max` buffers.
+class BufferPool {
+public:
+    explicit BufferPool(size_t max) : max_(max) {}
+    Bytes take(size_t n) {
+        Bytes b;
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            if (!free_.empty()) b = std::move(free_.back()), free_.pop_back();
+        }
+        b.clear();    // a smaller buffer that must grow copies nothing
+        b.resize(n);  // not zero-filled (Bytes' allocator): read_at overwrites every byte
+        return b;
+    }
+    void give(Bytes&& b) {
+        std::lock_guard<std::mutex> lk(m_);
+        if (free_.size() < max_) free_.push_back(std::move(b));
+    }
+
+private:
+    std::mutex m_;
+    std::vector<Bytes> free_;
+    size_t max_;
+};
+
+// Executes a plan: chunks are read in file order (by the workers themselves when the input
+// allows concurrent reads and there are several: the calling thread then only writes), encoded
+// on the pool, fed to the whole-file hash in order by whichever worker is free, and written in
 // order. Returns the stored bytes per written section.
 std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter& w, const CompressOptions& opt) {
     Pipeline store;
     store.stages.push_back({find_codec("store"), {}});
     std::vector<uint64_t> stored(plan.sections.size(), 0);
-    Hasher whole;
+    OrderedHasher whole;
     uint64_t done = 0;
-    // Reads stay sequential (one pass over the input); results are written in file order.
     const unsigned threads = std::max(1u, opt.threads);
+    const bool workers_read = threads > 1 && in.concurrent_reads();
+    const size_t max_jobs = 2 * size_t(threads);
+    BufferPool buffers(max_jobs + 1);
     ThreadPool pool(threads);
-    OrderedQueue<Encoded, size_t> queue(pool, 2 * size_t(threads), opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
+    OrderedQueue<Encoded, size_t> queue(pool, max_jobs, opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
         const ChunkJob& j = plan.chunks[ci];
+        whole.hashed(ci);  // before its raw bytes are reused
+        buffers.give(std::move(d.raw));
         w.add_record(d.record, j.section, j.size, d.enc);
         stored[j.section] += d.enc.payload.size();
         done += j.size;
         if (opt.progress) opt.progress(done, in.size(), plan.header.sections[j.section].name);
     });
+    struct StopHashing {
+        OrderedHasher& h;
+        ~StopHashing() { h.stop(); }
+    } stop_hashing{whole};  // destroyed before the queue and its results
     for (size_t ci = 0; ci < plan.chunks.size(); ++ci) {
         const ChunkJob& j = plan.chunks[ci];
         queue.make_room(kEncodeCostFactor * j.size);
-        // Not zero-filled first: read_at overwrites every byte (or throws).
-        std::shared_ptr<uint8_t[]> raw = std::make_shared_for_overwrite<uint8_t[]>(j.size);
-        in.read_at(j.offset, raw.get(), j.size);
-        const ByteSpan bytes(raw.get(), j.size);
-        whole.update(bytes);
-        const std::vector<Pipeline>& alts = plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&w, &alts, &store, raw, bytes, j] {
-            Encoded d = encode_chunk(alts, store, bytes);
+        auto raw = std::make_shared<Bytes>();
+        if (!workers_read) {
+            *raw = buffers.take(j.size);
+            in.read_at(j.offset, raw->data(), j.size);
+        }
+        const std::vector<Pipeline>* alts = &plan.sections[j.section].alternatives;
+        queue.submit(ci, kEncodeCostFactor * j.size, [&, alts, raw, ci, j] {
+            if (workers_read) {
+                *raw = buffers.take(j.size);
+                in.read_at(j.offset, raw->data(), j.size);
+            }
+            const ByteSpan bytes(raw->data(), j.size);
+            Encoded d = encode_chunk(*alts, store, bytes);
             d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+            whole.add(ci, bytes);
+            d.raw = std::move(*raw);  // the same buffer: the piece stays valid
             return d;
         });
     }
@@ -184,20 +278,28 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     std::unique_ptr<PatchSink> patch;
     if (res.header.property(kReferenceProperty)) patch = std::make_unique<PatchSink>(res.header, opt.reference, out);
     OutputSink& sink = patch ? *patch : out;
-    Hasher whole;
+    OrderedHasher whole;
     const unsigned threads = std::max(1u, opt.threads);
     ThreadPool pool(threads);
-    OrderedQueue<Bytes, uint32_t> queue(pool, 2 * size_t(threads), opt.memory_budget,
-                                        [&](const uint32_t& section, Bytes&& raw) {
-                                            whole.update(raw);
-                                            sink.write(raw.data(), raw.size());
-                                            res.bytes_out += raw.size();
-                                            if (opt.progress)
-                                                opt.progress(res.bytes_out, res.header.original_size,
-                                                             res.header.sections[section].name);
-                                        });
-    // The record checksums over the payloads are checked by the decode jobs: the reading
-    // thread only reads, so that it keeps the workers fed.
+    // A decoded chunk, and the payload buffer it came from (recycled for a later chunk).
+    struct Decoded {
+        Bytes raw, payload;
+    };
+    uint64_t seq = 0;
+    OrderedQueue<Decoded, std::pair<uint32_t, uint64_t>> queue(
+        pool, 2 * size_t(threads), opt.memory_budget, [&](const std::pair<uint32_t, uint64_t>& tag, Decoded&& d) {
+            whole.hashed(tag.second);  // before its bytes are written and freed
+            r.recycle_payload(std::move(d.payload));
+            sink.write(d.raw.data(), d.raw.size());
+            res.bytes_out += d.raw.size();
+            if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[tag.first].name);
+        });
+    struct StopHashing {
+        OrderedHasher& h;
+        ~StopHashing() { h.stop(); }
+    } stop_hashing{whole};  // destroyed before the queue and its results
+    // The record checksums over the payloads are checked by the decode jobs, which also feed the
+    // whole-file hash: the reading thread only reads and writes, so that it keeps the workers fed.
     for (;;) {
         std::optional<ChunkRecord> c;
         try {
@@ -209,7 +311,12 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         if (!c) break;
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
-        queue.submit(rec->section, cost, [&r, rec] { return r.decode(*rec); });
+        const uint64_t n = seq++;
+        queue.submit({rec->section, n}, cost, [&r, &whole, rec, n] {
+            Decoded d{r.decode(*rec), std::move(rec->payload)};
+            whole.add(n, d.raw);
+            return d;
+        });
     }
     queue.drain();
     if (whole.digest() != r.content_hash()) throw Error("whole-file checksum mismatch: the output is not the original");

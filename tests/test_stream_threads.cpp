@@ -1,0 +1,102 @@
+// The streaming engine with several workers: the same bytes for every thread count both ways
+// on a many-chunk input, and a damaged chunk found by a worker (whichever thread holds the
+// whole-file hash at that moment) gives the same one error as with one worker, and no output.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "test_util.hpp"
+
+using namespace stz;
+using namespace stztest;
+
+namespace {
+
+const std::string kBin = STATEZIP_BIN;
+const std::string kGen = STATEZIP_GEN;
+
+// A many-chunk input: f16-like rows, a zero run, and random bytes (chunks that store).
+Bytes many_chunk_input() {
+    Bytes in = channel_floats16(2048, 512, 11);  // 2 MiB
+    Bytes noise = random_bytes(600000, 12);
+    in.resize(in.size() + 300000, 0);
+    append_bytes(in, noise);
+    return in;
+}
+
+std::string decode_error(const Bytes& stz, unsigned threads) {
+    try {
+        decompress_bytes(stz, threads);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("stream threads: -T1 and -T4 give the same bytes both ways on a many-chunk input", "[threads]") {
+    const Bytes in = many_chunk_input();
+    CompressOptions opt;
+    opt.chunk_bytes = 64u << 10;  // ~45 chunks: more than the queue holds for any thread count here
+    opt.threads = 1;
+    const Bytes one = compress_bytes(in, opt);
+    opt.threads = 4;
+    const Bytes four = compress_bytes(in, opt);
+    CHECK(four == one);
+    for (unsigned t : {1u, 2u, 4u, 7u}) {
+        INFO("threads " << t);
+        CHECK(decompress_bytes(one, t) == in);
+    }
+    // A memory budget that admits one chunk at a time: still every chunk, in order.
+    MemoryStream s(one);
+    MemorySink sink;
+    DecompressOptions d;
+    d.threads = 4;
+    d.memory_budget = 1;
+    decompress_stream(s, sink, d);
+    CHECK(sink.out == in);
+}
+
+TEST_CASE("stream threads: a damaged chunk in the middle gives the same error for every thread count", "[threads][corruption]") {
+    const Bytes in = many_chunk_input();
+    CompressOptions opt;
+    opt.chunk_bytes = 64u << 10;
+    const Bytes good = compress_bytes(in, opt);
+    // Bytes inside later chunks' payloads: found by the decode jobs (payload and raw checksums),
+    // while the chunks after them are being decoded and the ones before already hashed.
+    for (size_t at : {good.size() / 2, good.size() * 3 / 4, good.size() - 200}) {
+        Bytes bad = good;
+        bad[at] ^= 0x40;
+        INFO("flipped byte " << at);
+        const std::string one = decode_error(bad, 1);
+        CHECK_FALSE(one.empty());
+        for (unsigned t : {2u, 4u, 7u}) CHECK(decode_error(bad, t) == one);
+    }
+}
+
+TEST_CASE("stream threads cli: -T1 and -T4 agree, a damaged chunk fails on one line and leaves no output", "[threads][cli]") {
+    const std::string d = temp_dir("stream-threads");
+    REQUIRE(sh(kGen + " session10 " + d + "/s.bin --size 6000000 --layers 4 --embd 256 --seed 3 >/dev/null") == 0);
+    REQUIRE(sh(kBin + " -q -T1 --chunk-size 1 -o " + d + "/one.stz " + d + "/s.bin") == 0);
+    REQUIRE(sh(kBin + " -q -T4 --chunk-size 1 -o " + d + "/four.stz " + d + "/s.bin") == 0);
+    CHECK(read_file(d + "/one.stz") == read_file(d + "/four.stz"));
+    for (const char* t : {"-T1", "-T4"}) {
+        REQUIRE(sh(kBin + " -q -d " + t + " -o " + d + "/back.bin " + d + "/one.stz") == 0);
+        CHECK(read_file(d + "/back.bin") == read_file(d + "/s.bin"));
+        sh("rm -f " + d + "/back.bin");
+    }
+    const Bytes good = read_file(d + "/one.stz");
+    Bytes bad = good;
+    bad[good.size() * 2 / 3] ^= 0x01;
+    write_file(d + "/bad.stz", bad);
+    for (const char* t : {"-T1", "-T4"}) {
+        INFO(t);
+        CHECK(sh(kBin + " -d " + t + " -o " + d + "/out.bin " + d + "/bad.stz 2> " + d + "/err.txt") == 1);
+        CHECK_FALSE(exists(d + "/out.bin"));
+        CHECK(leftover_temp_files(d) == 0);
+        const std::string err = slurp(d + "/err.txt");
+        CHECK(err.find("bad.stz") != std::string::npos);
+        CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    }
+}
