@@ -95,7 +95,8 @@ STATEZIP_API int stz_decompressed_size(const void* src, size_t src_size, uint64_
 /* Decompresses the .stz in src into dst and verifies every checksum. On any error the
  * contents of dst are unspecified. Uses all cores. */
 STATEZIP_API int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size);
-/* The same with a thread count: 0 = all cores, 1 = the calling thread only. */
+/* The same with a thread count: 0 = all cores, 1 = one worker thread (the calling
+ * thread hands out and collects its chunks beside it). */
 STATEZIP_API int stz_decompress_threads(const void* src, size_t src_size, void* dst, size_t dst_capacity,
                                         size_t* dst_size, int threads);
 
