@@ -146,6 +146,15 @@ TEST_CASE("K layers between zero gaps: runs stop at other gaps, other layers and
         const Plan big = make_plan(gapped(std::vector<uint64_t>(4, 8192)), CodecChoice{}, 4096);
         CHECK(written_named(big, "kv.k[0]") != nullptr);
     }
+    SECTION("the max preset gathers them too (its alternatives need no records here)") {
+        CodecChoice max;
+        max.preset = Preset::Max;
+        const Plan p = make_plan(gapped(std::vector<uint64_t>(4, 3072)), max, 4u << 20);
+        const Section* k = written_named(p, "kv.k[0]..kv.k[3].unused");
+        REQUIRE(k != nullptr);
+        for (const Pipeline& alt : p.sections[index_of(p, k)].alternatives) CHECK(alt.stages[0].codec->name() == "trim");
+        CHECK(p.sections[index_of(p, k)].alternatives.size() >= 2);
+    }
     SECTION("a pipeline the user forced is not gathered across gaps") {
         CodecChoice zstd;
         zstd.all = "zstd:3";
