@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --patch-from on every related pair of the corpus (../shared/corpus MANIFEST.md, "Same-
-# conversation groups"): bytes of statezip alone, statezip --patch-from, and
+# conversation groups", and the views of one multi-sequence context): bytes of statezip alone, statezip --patch-from, and
 # zstd -19 --long=27 --patch-from, plus statezip --patch-from's MB/s (compress, decompress;
 # wall clock of one run, noisy machine: indicative only). Every patch is decoded and compared.
 # Usage: bench/patch_pairs.sh [STATEZIP_BIN] [CORPUS_DIR] > table.md
@@ -23,10 +23,16 @@ PAIRS=(
   "raw-s260k-multi3-kvu-f16-fa0.bin seq-s260k-multi3-kvu-f16-fa0-s0.bin"
   "raw-s260k-multi3-kvu-f16-fa0.bin seq-s260k-multi3-kvu-f16-fa0-s1.bin"
   "raw-s260k-multi3-kvu-f16-fa0.bin seq-s260k-multi3-kvu-f16-fa0-s2.bin"
+  "raw-s260k-multi3-kvu-f16-fa0.bin seqraw-s260k-multi3-kvu-f16-fa0-s0.bin"
+  "raw-s260k-multi3-kvu-f16-fa0.bin seqraw-s260k-multi3-kvu-f16-fa0-s1.bin"
   "raw-s260k-multi3-kvu-f16-fa0.bin seqraw-s260k-multi3-kvu-f16-fa0-s2.bin"
   "raw-s260k-multi3-kvu-f16-fa0.bin session-s260k-multi3-kvu-f16-fa0.bin"
   "raw-s260khd32-multi2-kvu-q8_0-fa1.bin seq-s260khd32-multi2-kvu-q8_0-fa1-s0.bin"
   "raw-s260khd32-multi2-kvu-q8_0-fa1.bin seq-s260khd32-multi2-kvu-q8_0-fa1-s1.bin"
+  "raw-rnd1024-multi2-kvu-q8_0-fa1.bin seq-rnd1024-multi2-kvu-q8_0-fa1-s0.bin"
+  "raw-rnd1024-multi2-kvu-q8_0-fa1.bin seq-rnd1024-multi2-kvu-q8_0-fa1-s1.bin"
+  "raw-s260k-conv8-f16-fa1-p1000.bin seq-s260k-conv8-f16-fa1-p1000.bin"
+  "raw-s260k-conv8-f16-fa1-p1000.bin seq-s260k-conv8-f16-fa1-p1400.bin"
 )
 now() { date +%s.%N; }
 echo "| file | given | bytes | statezip alone | zstd -19 --long=27 --patch-from | statezip --patch-from | ratio | vs zstd | MB/s c / d |"

@@ -23,7 +23,20 @@ if(STATEZIP_MAN_VERSIONED STREQUAL STATEZIP_MAN)
   message(FATAL_ERROR "docs/statezip.1 must start with: .TH STATEZIP 1 \"<date>\" \"statezip\" ...")
 endif()
 file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/statezip.1 CONTENT "${STATEZIP_MAN_VERSIONED}" @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+# Installed gzipped (Debian policy 12.1: /usr/share/man/man1/statezip.1.gz; man reads it anywhere).
+# gzip -n leaves out the name and time, so the same page gives the same bytes in every build.
+find_program(STATEZIP_GZIP gzip)
+if(STATEZIP_GZIP)
+  execute_process(COMMAND ${STATEZIP_GZIP} -9 -n -c ${PROJECT_BINARY_DIR}/statezip.1
+    OUTPUT_FILE ${PROJECT_BINARY_DIR}/statezip.1.gz RESULT_VARIABLE STATEZIP_GZIP_RC)
+  if(NOT STATEZIP_GZIP_RC EQUAL 0)
+    message(FATAL_ERROR "gzip of the man page failed: ${STATEZIP_GZIP_RC}")
+  endif()
+  install(FILES ${PROJECT_BINARY_DIR}/statezip.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+else()
+  message(WARNING "no gzip: the man page is installed uncompressed")
+  install(FILES ${PROJECT_BINARY_DIR}/statezip.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+endif()
 install(FILES README.md docs/API.md docs/FORMAT.md docs/STATE-FORMATS.md LICENSE
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT cli)
 # Debian's copyright file in each package's doc folder (machine-readable format, the LICENSE).

@@ -3,24 +3,12 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "synth.hpp"
-#include "test_util.hpp"
+#include "test_synth.hpp"
 
 using namespace stz;
 using namespace stztest;
 
 namespace {
-
-Bytes synth(const stzsynth::Spec& s) {
-    MemorySink sink;
-    stzsynth::write_state(s, sink);
-    return sink.out;
-}
-
-ParsedFile parse(const Bytes& b, const ParseHints& h = {}) {
-    MemorySource src(b);
-    return parse_state_file(src, h);
-}
 
 std::set<std::string> types_of(const ParsedFile& pf, SectionKind k) {
     std::set<std::string> t;

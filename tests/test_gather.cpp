@@ -6,12 +6,13 @@
 #include "container/container.hpp"
 #include "codecs/pipeline.hpp"
 #include "plan/plan.hpp"
-#include "synth.hpp"
-#include "test_util.hpp"
+#include "test_synth.hpp"
 
 using namespace stz;
 using stztest::channel_floats16;
+using stztest::parse;
 using stztest::random_bytes;
+using stztest::synth;
 
 namespace {
 
@@ -87,17 +88,6 @@ Bytes records_of(const Bytes& bodies, uint64_t body, uint32_t head, bool equal_h
 Bytes roundtrip(const Pipeline& p, const Bytes& data) {
     EncodedChunk e = encode_pipeline(p, data);
     return decode_pipeline(p, e.payload, e.stage_input_sizes);
-}
-
-Bytes synth(const stzsynth::Spec& s) {
-    MemorySink sink;
-    stzsynth::write_state(s, sink);
-    return sink.out;
-}
-
-ParsedFile parse(const Bytes& b) {
-    MemorySource src(b);
-    return parse_state_file(src, {});
 }
 
 std::vector<const Section*> gathered(const Plan& p) {

@@ -10,12 +10,15 @@
 //          a "# codec ids: ..." line lists the registry of the release that wrote them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <dirent.h>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "codecs/pipeline.hpp"
+#include "container/container.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -97,13 +100,40 @@ std::set<std::string> files_in(const std::string& dir) {
     return out;
 }
 
-// Every codec id used by any chunk of the file.
-std::set<unsigned> codec_ids_used(const stz::Bytes& stz_bytes) {
+// The codec ids a recipe names, nested ones too: a stage's "(key=recipe,...)" body (planes
+// writes its sub-pipelines so in describe()) is walked like the recipe itself.
+void collect_recipe_ids(std::string_view recipe, std::set<unsigned>& ids) {
+    for (const std::string& stage : stz::split_top_level(recipe, '+')) {
+        const size_t open = stage.find('(');
+        const std::string head = stage.substr(0, open);
+        const std::string name = head.substr(0, head.find(':'));
+        const stz::Codec* c = stz::find_codec(name);
+        INFO("stage '" << stage << "' of recipe '" << recipe << "'");
+        REQUIRE(c != nullptr);
+        ids.insert(c->id());
+        if (open == std::string::npos) continue;
+        REQUIRE(stage.back() == ')');
+        for (const std::string& item : stz::split_top_level(stage.substr(open + 1, stage.size() - open - 2), ',')) {
+            const size_t eq = item.find('=');
+            REQUIRE(eq != std::string::npos);
+            collect_recipe_ids(std::string_view(item).substr(eq + 1), ids);
+        }
+    }
+}
+
+struct IdsUsed {
+    std::set<unsigned> top, all;  // the chunks' own stages; those and every nested stage
+};
+
+// Every codec id used by any chunk of the file, at the top of its recipe and nested in it.
+IdsUsed codec_ids_used(const stz::Bytes& stz_bytes) {
     stz::MemoryStream s(stz_bytes);
     stz::ContainerReader r(s);
-    std::set<unsigned> ids;
-    while (auto c = r.next())
-        for (const auto& st : c->pipeline.stages) ids.insert(st.codec->id());
+    IdsUsed ids;
+    while (auto c = r.next()) {
+        for (const auto& st : c->pipeline.stages) ids.top.insert(st.codec->id());
+        if (!c->pipeline.stages.empty()) collect_recipe_ids(c->pipeline.describe(), ids.all);  // else "store"
+    }
     return ids;
 }
 
@@ -150,6 +180,7 @@ TEST_CASE("golden: every file of every release's golden folder still decodes to 
         for (const auto& f : present)
             if (!listed.count(f)) FAIL_CHECK(f << " is in the folder but not in MANIFEST.tsv");
         std::set<unsigned> ids;
+        size_t files_with_nested_ids = 0;  // files whose nested stages use an id their top stages do not
         for (const auto& e : m.entries) {
             INFO(e.kind << " " << e.file << " " << e.needs);
             if (!present.count(e.file)) {
@@ -166,8 +197,12 @@ TEST_CASE("golden: every file of every release's golden folder still decodes to 
             const stz::Bytes raw = decode_entry(dir, e, stored, tmp);
             CHECK(raw.size() == e.size);
             CHECK(stz::hash64(raw) == e.hash);
-            if (e.kind == "stz" || e.kind == "patch")
-                for (unsigned id : codec_ids_used(stored)) ids.insert(id);
+            if (e.kind == "stz" || e.kind == "patch") {
+                const IdsUsed used = codec_ids_used(stored);
+                CHECK(std::includes(used.all.begin(), used.all.end(), used.top.begin(), used.top.end()));
+                files_with_nested_ids += used.all.size() > used.top.size();
+                ids.insert(used.all.begin(), used.all.end());
+            }
         }
         // The codec ids the release's registry had (its manifest's codec line; 0.1.0: known).
         std::set<unsigned> want = m.codec_ids;
@@ -176,6 +211,14 @@ TEST_CASE("golden: every file of every release's golden folder still decodes to 
             INFO("codec id " << id);
             CHECK(ids.count(id) == 1);
         }
+        // ...and no file uses an id the release did not have.
+        if (!want.empty())
+            for (unsigned id : ids) {
+                INFO("codec id " << id << " used but not in the release's registry");
+                CHECK(want.count(id) == 1);
+            }
+        // Releases with a codec line wrote planes with sub-pipelines: the nested walk must see them.
+        if (!m.codec_ids.empty()) CHECK(files_with_nested_ids > 0);
     }
 }
 

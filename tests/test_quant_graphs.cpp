@@ -8,24 +8,14 @@
 #include "plan/head_repeats.hpp"
 #include "codecs/pipeline.hpp"
 #include "engine/presets.hpp"
-#include "synth.hpp"
-#include "test_util.hpp"
+#include "test_synth.hpp"
 
 using namespace stz;
+using stztest::parse;
 using stztest::random_bytes;
+using stztest::synth;
 
 namespace {
-
-Bytes synth(const stzsynth::Spec& s) {
-    MemorySink sink;
-    stzsynth::write_state(s, sink);
-    return sink.out;
-}
-
-ParsedFile parse(const Bytes& b) {
-    MemorySource src(b);
-    return parse_state_file(src, {});
-}
 
 Bytes roundtrip(const Pipeline& p, const Bytes& data) {
     EncodedChunk e = encode_pipeline(p, data);

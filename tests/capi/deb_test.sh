@@ -78,10 +78,18 @@ sample=$src/tests/data/ggsq3.stories260K.f16.fa1.c1024.t322.bin
 cmp "$sample" "$work/sample.out"
 echo "statezip (installed): $(wc -c <"$sample") -> $(wc -c <"$work/sample.stz") bytes, round trip OK"
 
-# The man page: through man when man-db is there; Debian's minimal images tell dpkg not to
-# unpack /usr/share/man (path-exclude), so then the package's listing has to do.
+# Debian policy: the page is gzipped (/usr/share/man/man1/statezip.1.gz), no uncompressed copy.
 man_file=$(grep '/man1/statezip\.1' "$work/files" || true)
 [ -n "$man_file" ] || { echo "no man page in the packages" >&2; exit 1; }
+[ "$man_file" = /usr/share/man/man1/statezip.1.gz ] ||
+  { echo "man page not (only) /usr/share/man/man1/statezip.1.gz: $man_file" >&2; exit 1; }
+cli_deb=$(ls "$work"/pkg/statezip_*.deb)
+dpkg-deb --fsys-tarfile "$cli_deb" | tar -xO ".$man_file" | gzip -t ||
+  { echo "$man_file in $(basename "$cli_deb") is not gzip data" >&2; exit 1; }
+dpkg-deb --fsys-tarfile "$cli_deb" | tar -xO ".$man_file" | gzip -dc | head -n 1 | grep -q '^\.TH STATEZIP 1 ' ||
+  { echo "$man_file does not unpack to the man page" >&2; exit 1; }
+# The man page: through man when man-db is there; Debian's minimal images tell dpkg not to
+# unpack /usr/share/man (path-exclude), so then the package's listing has to do.
 if command -v man >/dev/null && man -w statezip >/dev/null 2>&1; then
   echo "man page: $(man -w statezip)"
 elif [ -f "$man_file" ]; then

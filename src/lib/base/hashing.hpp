@@ -17,8 +17,7 @@
 
 namespace stz {
 
-// XXH3-64: the checksums of the .stz container (records, header, whole file). Defined in
-// container.cpp.
+// XXH3-64: the checksums of the .stz container (records, header, whole file).
 uint64_t hash64(ByteSpan data);
 
 // Streaming XXH3-64 (the same hash as hash64, fed in pieces).

@@ -21,20 +21,23 @@ constexpr uint64_t kExpansionDivisor = 1024;  // 0.1 %
 uint64_t entry_bytes(const Section& s) { return 2 + s.name.size() + 3 + 5 * 8; }
 
 // A section as written, and what it is coded as: itself, or for a gathered run of K (or V)
-// layers [head, body] x n, the body's pipeline over records of head + body bytes.
+// layers [head, body] x n, the body's pipeline over records of head + body bytes, or for a
+// run [body, zero gap] x n, trim (which drops the gaps) and then the body's pipeline over
+// the bodies back to back.
 // (One Section per written section: a hostile file may have a million.)
 struct Written {
     Section section;              // the header entry
     std::optional<Section> body;  // gathered: the layer whose pipeline and row shape apply
     uint64_t record_bytes = 0;
     uint32_t record_head = 0;
+    uint64_t gap_bytes = 0;  // [body, gap] x n: the zero bytes after each body (record_bytes is 0)
     const Section& coded_as() const { return body ? *body : section; }
 };
 
 std::vector<Written> as_written(std::vector<Section> sections) {
     std::vector<Written> out;
     out.reserve(sections.size());
-    for (Section& s : sections) out.push_back(Written{std::move(s), std::nullopt, 0, 0});
+    for (Section& s : sections) out.push_back(Written{std::move(s), std::nullopt, 0, 0, 0});
     return out;
 }
 
@@ -62,6 +65,21 @@ SectionPlan plan_section(const Written& w, const CodecChoice& codec, uint64_t ta
     sp.spec = choose_pipeline(w.coded_as(), codec);
     sp.shape = coded_shape(w);
     step = target;
+    if (w.gap_bytes) {  // [body, zero gap] records: trim, then the body's pipeline on the bodies' rows
+        const uint64_t body = w.coded_as().size, record = body + w.gap_bytes;
+        step = std::max<uint64_t>(1, target / record) * record;
+        DataShape records = sp.shape;
+        records.row_bytes = record;
+        records.keep_bytes = body;
+        const Pipeline trim = parse_pipeline("trim", records);
+        for (Pipeline& p : parse_alternatives(sp.spec, sp.shape)) {
+            p.stages.insert(p.stages.begin(), trim.stages.begin(), trim.stages.end());
+            sp.alternatives.push_back(std::move(p));
+        }
+        sp.spec = "trim+" + sp.spec;
+        sp.shape = records;
+        return sp;
+    }
     if (sp.shape.record_bytes) {  // gathered runs are at most one target long: whole records per chunk
         step = std::max<uint64_t>(1, target / sp.shape.record_bytes) * sp.shape.record_bytes;
     } else if (sp.shape.row_bytes && sp.shape.row_bytes <= kMaxChunkRaw) {
@@ -176,6 +194,32 @@ constexpr uint64_t kMaxGatherHead = 64;
 // chunks for the other threads.
 constexpr uint64_t kMaxGatherBytes = 1u << 20;
 
+// Layers between zero gaps: the full KV buffer of a 2023 file holds each K layer's n_past
+// rows, then zeros up to n_ctx ([K, zeros] x n_layer; np20 of a 512 context: 2.5 KB of K,
+// then 62 KB of zeros, 32 times). Each K layer coded alone paid its own order-1 tables.
+// Such a run is one section: trim drops the gaps (every dropped byte checked to be zero, else
+// it keeps them and the file only codes worse), the body's pipeline codes the bodies back to
+// back. The bodies of a run are at most kMaxGatherBytes, the run at most one chunk target.
+size_t gapped_run(const std::vector<Section>& in, size_t i, const CodecChoice& codec, uint64_t target,
+                  std::map<std::string, bool>& by_spec) {
+    if (i + 1 >= in.size()) return 0;
+    const Section &body = in[i], &gap = in[i + 1];
+    if (gap.kind != SectionKind::Slack || !gap.size || body.repeat_group || body.shape().keep_bytes) return 0;
+    // The bodies need no records: the max preset's alternatives (chanctx, lzma) take them too
+    // (corpus-legacy A files 0.5-6.7 % smaller with max).
+    const bool max_kv = codec.preset == Preset::Max && codec.all.empty() && !codec.groups.count("kv") &&
+                        (body.kind == SectionKind::KvKey || body.kind == SectionKind::KvValue) &&
+                        elem_type_info(body.type).kind != ElemKind::Bytes;
+    if (!max_kv && !gatherable(body, codec, by_spec)) return 0;
+    const uint64_t record = body.size + gap.size;
+    if (record > kMaxChunkRaw || record > target) return 0;  // trim's rows are at most a chunk
+    size_t n = 0;
+    for (size_t j = i; j + 1 < in.size() && (n + 1) * body.size <= kMaxGatherBytes && (n + 1) * record <= target;
+         j += 2, ++n)
+        if (!same_layout(in[j], body) || in[j + 1].kind != SectionKind::Slack || in[j + 1].size != gap.size) break;
+    return n;
+}
+
 std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoice& codec, uint64_t target,
                                  std::vector<uint32_t>& written_of) {
     std::vector<Written> out;
@@ -184,6 +228,24 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
     written_of.clear();
     written_of.reserve(in.size());
     for (size_t i = 0; i < in.size();) {
+        if (const size_t n = gapped_run(in, i, codec, target, by_spec); n >= 2) {
+            const Section &body = in[i], &last_gap = in[i + 2 * n - 1];
+            Written w{body, body, 0, 0, last_gap.size};
+            w.section.name = body.name + ".." + last_gap.name;  // "kv.k[0]..kv.k[31].unused"
+            w.section.offset = body.offset;
+            w.section.size = last_gap.offset + last_gap.size - body.offset;
+            // The header entry: n rows (layers) of body + gap, of which the body's bytes are filled.
+            const uint64_t elem = elem_type_info(body.type).block_bytes;
+            const bool whole_elems = elem && body.size % elem == 0 && last_gap.size % elem == 0;
+            w.section.rows = whole_elems ? n : 0;
+            w.section.row_elems = whole_elems ? (body.size + last_gap.size) / elem : 0;
+            w.section.filled_elems = whole_elems ? body.size / elem : 0;
+            w.section.transposed = false;
+            for (size_t k = 0; k < 2 * n; ++k) written_of.push_back(static_cast<uint32_t>(out.size()));
+            out.push_back(std::move(w));
+            i += 2 * n;
+            continue;
+        }
         // [head, body] pairs from i (head = 0: bodies back to back from i).
         uint64_t head = 0;
         if (i + 1 < in.size() && in[i].size <= kMaxGatherHead && !in[i + 1].repeat_group &&
@@ -199,7 +261,7 @@ std::vector<Written> gather_runs(const std::vector<Section>& in, const CodecChoi
         }
         if (n < 2) {
             written_of.push_back(static_cast<uint32_t>(out.size()));
-            out.push_back(Written{in[i], std::nullopt, 0, 0});
+            out.push_back(Written{in[i], std::nullopt, 0, 0, 0});
             ++i;
             continue;
         }
@@ -244,7 +306,8 @@ Cost estimate(const ParsedFile& parsed, const std::vector<Written>& sections, co
                           std::to_string(sh.elem_bytes) + "," + std::to_string(sh.block_head) + "," +
                           std::to_string(sh.row_bytes) + "," + std::to_string(sh.keep_bytes) + "," +
                           std::to_string(sh.transposed) + "," + std::to_string(sh.record_bytes) + "," +
-                          std::to_string(sh.record_head);
+                          std::to_string(sh.record_head) + "," + std::to_string(w.gap_bytes) + "," +
+                          std::to_string(w.gap_bytes ? w.coded_as().size : 0);
         auto it = seen.find(key);
         if (it == seen.end()) {
             uint64_t step = 0;
