@@ -23,6 +23,7 @@
 
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
+#include "byte_transpose.hpp"
 #include "range_coder.hpp"
 
 namespace stz {
@@ -227,10 +228,113 @@ struct PayloadPlane {
     size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
 };
 
+
+// Mode 2: every byte of the chunk in byte planes through rANS, no binary decision anywhere
+// (rANS's speed both ways). The planes are channel-major like mode 0's quant plane, so that
+// order-1's context, the byte before, is the same byte one row up: the context mode 0's
+// scale model uses for the high byte. Planes: the record heads (each byte XOR the same byte
+// of the head before), each scale byte k < skip (d low, d high, m low, m high) and the bytes
+// after the scales, exactly mode 0's plane.
+struct BlockPlanes {
+    PayloadPlane pp;
+    size_t blocks, scale_bytes;
+    std::vector<Bytes> scale;  // [k < skip]: one byte per block
+    Bytes payload;
+    BlockPlanes(const QParams& q, size_t n) : pp(q, n), blocks(n), scale_bytes(pp.cols ? n : 0) {}
+    void allocate() {
+        scale.assign(pp.skip, Bytes(scale_bytes));
+        payload.resize(pp.size());
+    }
+    uint8_t* column(size_t x, size_t r0) {  // byte x % W of the blocks of column x / W, from row r0
+        const size_t c = x / (pp.skip + pp.per), k = x % (pp.skip + pp.per);
+        return k < pp.skip ? scale[k].data() + c * pp.rows + r0 : payload.data() + (c * pp.per + k - pp.skip) * pp.rows + r0;
+    }
+    // Moves the blocks into the planes (ToPlanes) or back. A run of whole rows that lie back to
+    // back (every record's body, when it is whole rows) is one matrix for the tiled transpose.
+    template <bool ToPlanes, typename T>
+    void move(const Geometry& g, T* base) {
+        const size_t W = pp.skip + pp.per, run = g.record ? g.per_record : blocks;
+        uint8_t* b0 = const_cast<uint8_t*>(base);
+        if (run % pp.cols == 0) {
+            for (size_t i0 = 0; i0 < blocks; i0 += run)
+                transpose_bytes<ToPlanes>(g.block(b0, i0), run / pp.cols, pp.cols * W,
+                                          [&](uint64_t x) { return column(x, i0 / pp.cols); });
+            return;
+        }
+        for (size_t i = 0; i < blocks; ++i) {
+            uint8_t* b = g.block(b0, i);
+            const size_t c = i % pp.cols, r = i / pp.cols;
+            for (size_t k = 0; k < W; ++k) {
+                uint8_t& p = column(c * W + k, r)[0];
+                ToPlanes ? void(p = b[k]) : void(b[k] = p);
+            }
+        }
+    }
+};
+
 const Codec& rans() { return *find_codec("rans"); }
 const Bytes& rans_order1() {
     static const Bytes p = rans().make_params({"1"}, DataShape{});
     return p;
+}
+
+
+constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
+
+// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
+void put_plane(ByteSpan plane, Bytes& out, bool sized) {
+    const size_t at = out.size();
+    if (sized) append_le<uint32_t>(out, 0);
+    rans().encode(plane, rans_order1(), out);
+    if (!sized) return;
+    const size_t len = out.size() - at - 4;
+    if (len > UINT32_MAX) throw Error("qctx: chunk too large");
+    store_le<uint32_t>(out.data() + at, static_cast<uint32_t>(len));
+}
+ByteSpan take_plane(ByteSpan& body) {
+    if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad plane length");
+    const size_t len = load_le<uint32_t>(body.data());
+    const ByteSpan plane = body.subspan(4, len);
+    body = body.subspan(4 + len);
+    return plane;
+}
+void get_plane(ByteSpan coded, size_t size, Bytes& plane) {
+    plane.clear();
+    rans().decode(coded, rans_order1(), size, plane);
+    if (plane.size() != size) throw Error("qctx: bad plane");
+}
+
+void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out) {
+    out.push_back(kModePlanes);
+    if (q.record && q.head) {
+        const size_t records = in.size() / q.record;
+        Bytes heads(records * q.head);
+        for (size_t r = 0; r < records; ++r)
+            for (uint64_t k = 0; k < q.head; ++k)
+                heads[r * q.head + k] = in[r * q.record + k] ^ (r ? in[(r - 1) * q.record + k] : 0);
+        put_plane(heads, out, true);
+    }
+    BlockPlanes bp(q, g.blocks);
+    bp.allocate();
+    bp.move<true>(g, in.data());
+    for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
+    put_plane(bp.payload, out, false);
+}
+
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o) {
+    if (q.record && q.head) {
+        const size_t records = out_size / q.record;
+        Bytes heads;
+        get_plane(take_plane(body), records * q.head, heads);
+        for (size_t r = 0; r < records; ++r)
+            for (uint64_t k = 0; k < q.head; ++k)
+                o[r * q.record + k] = heads[r * q.head + k] ^ (r ? o[(r - 1) * q.record + k] : 0);
+    }
+    BlockPlanes bp(q, g.blocks);
+    bp.scale.resize(bp.pp.skip);
+    for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
+    get_plane(body, bp.pp.size(), bp.payload);
+    bp.move<false>(g, o);
 }
 
 class QuantContextCodec final : public Codec {
@@ -272,6 +376,15 @@ public:
         const Geometry g(q, in.size());
         const bool per_channel =
             g.blocks && per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
+        const size_t start = out.size();
+        if (!per_channel && g.blocks) {
+            encode_planes(in, q, g, out);
+            out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
+            // The decoder's size bound holds for every stream mode 0 writes, not for rANS
+            // planes of degenerate data (all-equal blocks): there, mode 0.
+            if (in.size() <= max_decoded_size(params, out.size() - start)) return;
+            out.resize(start);
+        }
         Models m(q, per_channel);
         out.push_back(per_channel ? 1 : 0);
         const size_t len_at = out.size();
@@ -308,9 +421,16 @@ public:
         }
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
-        if (in.size() < 1 + g.tail || in[0] > 1) throw Error("qctx: bad block");
-        const bool per_channel = in[0] == 1;
+        if (in.size() < 1 + g.tail || in[0] > kModePlanes) throw Error("qctx: bad block");
+        const bool per_channel = in[0] == kModePerChannel;
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
+        if (in[0] == kModePlanes) {
+            const size_t base = out.size();
+            out.resize(base + out_size);
+            decode_planes(body, q, g, out_size, out.data() + base);
+            if (g.tail) std::memcpy(out.data() + base + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
+            return;
+        }
         if (!per_channel) {
             if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad block");
             const uint32_t rc_len = load_le<uint32_t>(body.data());
