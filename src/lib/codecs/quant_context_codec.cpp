@@ -14,8 +14,15 @@
 // head bytes follow; every head is coded (XOR the head before) ahead of its record's blocks.
 // Payload: a mode byte; mode 1 (a model per channel): the range coder's bytes; mode 0: u32
 // length of the range coder's bytes (heads, scales), those bytes, then a rans:1 stage's
-// output of the bytes after the scales of every block, channel-major. Then the input's
-// partial last block verbatim (its length follows from the output size).
+// output of the bytes after the scales of every block, channel-major; mode 2 (what the
+// encoder writes where a model per channel does not pay, at rANS's speed both ways: no
+// binary decision): rans stages only, each after its u32 length but the last: the record
+// heads (each XOR the head before; with records only), each scale byte as a plane
+// (channel-major, so that order-1's context is the same byte one row up, as mode 0's model
+// has it), then mode 0's plane of the bytes after the scales. Mode 0 is still written for
+// degenerate chunks whose rANS planes would be smaller than the decoder's size bound
+// allows. Then the input's partial last block verbatim (its length follows from the output
+// size).
 #include <cmath>
 #include <iterator>
 #include <type_traits>
@@ -476,6 +483,7 @@ public:
         const bool per_channel = in[0] == kModePerChannel;
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
         if (in[0] == kModePlanes) {
+            if (out_size > max_decoded_size(params, in.size())) throw Error("qctx: declared size over the bound");
             const size_t base = out.size();
             out.resize(base + out_size);
             decode_planes(body, q, g, out_size, out.data() + base);
@@ -519,10 +527,13 @@ public:
     // Mode 1: one binary decision per input bit (scales: 8 per byte; values: `bits` each,
     // which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per input byte.
     // Mode 0: the scales so, the rest through rANS (at most its input + 1). + the mode byte,
-    // the length, the coder's flush and the tail.
+    // the length, the coder's flush and the tail. Mode 2: at most 5 planes, each at most its
+    // input + 5 bytes (a length, a mode byte).
     size_t max_encoded_size(size_t n) const override { return n > SIZE_MAX / 4 ? SIZE_MAX : 2 * n + 64; }
     // Each decision shrinks the range by at least 0.0049 bits: fewer than 2048 decisions per
     // coded byte, and a block takes at least 16 (its scale): at most 128 blocks per coded byte.
+    // Mode 2 (rANS, which can shrink degenerate planes further) is held to the same bound: its
+    // encoder writes mode 0 instead and its decoder refuses more.
     uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const override {
         const QParams q = read_qparams(params);
         return q.layout.bytes ? saturating_mul_add(encoded, 128 * uint64_t(q.layout.bytes), 64) : encoded;
