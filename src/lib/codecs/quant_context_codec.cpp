@@ -125,7 +125,9 @@ template <typename BlockAt>
 bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
     n = std::min(n, kEstimateBlocks);
     const unsigned A = 1u << L.bits, lanes = cols * kElems;
-    std::vector<uint32_t> count(size_t(lanes) * A, 0), all(A, 0);
+    thread_local std::vector<uint32_t> count;  // (reused: a fresh one per chunk page-faults)
+    count.assign(size_t(lanes) * A, 0);
+    std::vector<uint32_t> all(A, 0);
     uint8_t v[kElems];
     for (size_t i = 0; i < n; ++i) {
         unpack(L, block(i), v);
@@ -156,7 +158,9 @@ template <typename BlockAt>
 bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
     n = std::min(n, kRowEstimateBlocks + cols);
     const unsigned A = 1u << L.bits;
-    std::vector<uint32_t> pairs(size_t(A) * A, 0), single(A, 0), context(A, 0);
+    thread_local std::vector<uint32_t> pairs;
+    pairs.assign(size_t(A) * A, 0);
+    std::vector<uint32_t> single(A, 0), context(A, 0);
     uint8_t v[kElems], up[kElems];
     for (size_t i = cols; i < n; ++i) {
         unpack(L, block(i), v), unpack(L, block(i - cols), up);
@@ -288,14 +292,26 @@ struct PayloadPlane {
 // scale model uses for the high byte. Planes: the record heads (each byte XOR the same byte
 // of the head before), each scale byte k < skip (d low, d high, m low, m high) and the bytes
 // after the scales, exactly mode 0's plane.
+// The planes live per thread and are reused chunk after chunk: fresh ones cost a page fault
+// per 4 KiB of every chunk.
 struct BlockPlanes {
     PayloadPlane pp;
     size_t blocks, scale_bytes;
-    std::vector<Bytes> scale;  // [k < skip]: one byte per block
-    Bytes payload;
-    BlockPlanes(const QParams& q, size_t n) : pp(q, n), blocks(n), scale_bytes(pp.cols ? n : 0) {}
+    std::vector<Bytes>& scale;  // [k < skip]: one byte per block
+    Bytes& payload;
+    BlockPlanes(const QParams& q, size_t n) : pp(q, n), blocks(n), scale_bytes(n), scale(scale_buffers()), payload(payload_buffer()) {
+        scale.resize(pp.skip);
+    }
+    static std::vector<Bytes>& scale_buffers() {
+        thread_local std::vector<Bytes> buffers;
+        return buffers;
+    }
+    static Bytes& payload_buffer() {
+        thread_local Bytes buffer;
+        return buffer;
+    }
     void allocate() {
-        scale.assign(pp.skip, Bytes(scale_bytes));
+        for (Bytes& plane : scale) plane.resize(scale_bytes);
         payload.resize(pp.size());
     }
     uint8_t* column(size_t x, size_t r0) {  // byte x % W of the blocks of column x / W, from row r0
@@ -389,7 +405,6 @@ void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t ou
                 o[r * q.record + k] = heads[r * q.head + k] ^ (r ? o[(r - 1) * q.record + k] : 0);
     }
     BlockPlanes bp(q, g.blocks);
-    bp.scale.resize(bp.pp.skip);
     for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
     get_plane(body, bp.pp.size(), bp.payload);
     bp.move<false>(g, o);
