@@ -129,11 +129,15 @@ bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned 
     count.assign(size_t(lanes) * A, 0);
     std::vector<uint32_t> all(A, 0);
     uint8_t v[kElems];
-    for (size_t i = 0; i < n; ++i) {
-        unpack(L, block(i), v);
-        uint32_t* c = &count[size_t(i % cols) * kElems * A];
-        for (unsigned j = 0; j < kElems; ++j) ++c[j * A + v[j]], ++all[v[j]];
+    for (size_t i = 0, col = 0; i < n; ++i, col = col + 1 == cols ? 0 : col + 1) {
+        const uint8_t* values = v;
+        if (L.bits == 8) values = block(i) + L.quants_at();  // (q8_0's quants are its bytes)
+        else unpack(L, block(i), v);
+        uint32_t* c = &count[col * kElems * A];
+        for (unsigned j = 0; j < kElems; ++j) ++c[j * A + values[j]];
     }
+    for (unsigned l = 0; l < lanes; ++l)  // the shared counts: the lanes' summed
+        for (unsigned s = 0; s < A; ++s) all[s] += count[size_t(l) * A + s];
     // Bits of order 0: sum c log2(total / c) = total log2 total - sum c log2 c.
     const double* const table = klogk_table();
     auto cost = [A, table](const uint32_t* c) {
