@@ -156,7 +156,7 @@ bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned 
 // Whether the same value one row up can tell anything (order-1 of the channel-major quant
 // plane may pay: then the rans stage measures it; else order 0 without that measurement,
 // which cost as much as the coding). Order-1's tables (a frequency per pair seen, ~0.8
-// bytes) against order-0's, on the first blocks; a 10 % margin for the sample.
+// bytes) against order-0's, on the first blocks.
 constexpr size_t kRowEstimateBlocks = 2048;
 template <typename BlockAt>
 bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
@@ -183,7 +183,7 @@ bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsign
     }
     double h0 = klogk(table, total);
     for (unsigned s = 0; s < A; ++s) h0 -= klogk(table, single[s]);
-    return total && h1 / 8 + 0.8 * used_pairs < 1.1 * (h0 / 8 + 0.8 * used);
+    return total && h1 / 8 + 0.8 * used_pairs < h0 / 8 + 0.8 * used;
 }
 
 struct Models {
