@@ -85,12 +85,12 @@ TEST_CASE("qctx round-trips every block layout with rows and records and partial
             append_bytes(records, channel_blocks(t, 3, 1, 20 + r));
         }
         CHECK(roundtrip(pr, records) == records);
-        Bytes noisy;  // records whose quants do not depend on the channel: mode 0 (rANS)
+        Bytes noisy;  // records whose quants do not depend on the channel: mode 2 (rANS planes)
         DataShape big = rec;
         big.record_bytes = 12 + 40 * W;
         const Pipeline pb = parse_pipeline("qctx", big);
         for (int r = 0; r < 6; ++r) append_bytes(noisy, random_bytes(12 + 40 * W, 40 + r));
-        CHECK(encode_pipeline(pb, noisy).payload[0] == 0);
+        CHECK(encode_pipeline(pb, noisy).payload[0] == 2);
         CHECK(roundtrip(pb, noisy) == noisy);
         Bytes out;
         CHECK_THROWS_AS(pr.stages[0].codec->encode(ByteSpan(records).first(records.size() - 1), pr.stages[0].params, out), Error);
@@ -136,25 +136,42 @@ TEST_CASE("qctx refuses hostile parameters and payloads with an error", "[quant]
     CHECK_NOTHROW(q->decode(payload, good, data.size(), out));
     CHECK(out == data);
     Bytes bad_mode = payload;
-    bad_mode[0] = 2;
+    bad_mode[0] = 3;
     for (const Bytes& bad : {Bytes{}, bad_mode, Bytes(payload.begin(), payload.begin() + payload.size() / 3)}) {
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, good, data.size(), out), Error);
     }
-    // Mode 0 (noise: no model per channel): a range-coder length past the payload.
+    // Mode 2 (noise: no model per channel): a plane length past the payload, truncations.
     const Bytes noise = random_bytes(50 * 2 * 24, 3);
     Bytes noise_payload;
     q->encode(noise, good, noise_payload);
-    REQUIRE(noise_payload[0] == 0);
+    REQUIRE(noise_payload[0] == 2);
     out.clear();
     CHECK_NOTHROW(q->decode(noise_payload, good, noise.size(), out));
     CHECK(out == noise);
-    Bytes long_rc = noise_payload;
-    store_le<uint32_t>(long_rc.data() + 1, static_cast<uint32_t>(long_rc.size()));
-    for (const Bytes& bad : {long_rc, Bytes(noise_payload.begin(), noise_payload.begin() + 3),
-                             Bytes(noise_payload.begin(), noise_payload.end() - 5)}) {
+    Bytes long_plane = noise_payload;
+    store_le<uint32_t>(long_plane.data() + 1, static_cast<uint32_t>(long_plane.size()));
+    for (const Bytes& bad : {long_plane, Bytes(noise_payload.begin(), noise_payload.begin() + 3),
+                             Bytes(noise_payload.begin(), noise_payload.end() - 5), Bytes{2}}) {
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, good, noise.size(), out), Error);
+    }
+    // Mode 0 (what degenerate data still gets: all-zero blocks, whose rANS planes would be
+    // smaller than the decoder's size bound allows): a range-coder length past the payload.
+    const Bytes zeros(4 << 20, 0);
+    Bytes zero_payload;
+    q->encode(zeros, good, zero_payload);
+    REQUIRE(zero_payload[0] == 0);
+    CHECK(zeros.size() <= q->max_decoded_size(good, zero_payload.size()));
+    out.clear();
+    CHECK_NOTHROW(q->decode(zero_payload, good, zeros.size(), out));
+    CHECK(out == zeros);
+    Bytes long_rc = zero_payload;
+    store_le<uint32_t>(long_rc.data() + 1, static_cast<uint32_t>(long_rc.size()));
+    for (const Bytes& bad : {long_rc, Bytes(zero_payload.begin(), zero_payload.begin() + 3),
+                             Bytes(zero_payload.begin(), zero_payload.end() - 5)}) {
+        out.clear();
+        CHECK_THROWS_AS(q->decode(bad, good, zeros.size(), out), Error);
     }
     for (uint64_t seed = 0; seed < 20; ++seed) {
         out.clear();

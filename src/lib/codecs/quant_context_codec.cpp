@@ -14,8 +14,15 @@
 // head bytes follow; every head is coded (XOR the head before) ahead of its record's blocks.
 // Payload: a mode byte; mode 1 (a model per channel): the range coder's bytes; mode 0: u32
 // length of the range coder's bytes (heads, scales), those bytes, then a rans:1 stage's
-// output of the bytes after the scales of every block, channel-major. Then the input's
-// partial last block verbatim (its length follows from the output size).
+// output of the bytes after the scales of every block, channel-major; mode 2 (what the
+// encoder writes where a model per channel does not pay, at rANS's speed both ways: no
+// binary decision): rans stages only, each after its u32 length but the last: the record
+// heads (each XOR the head before; with records only), each scale byte as a plane
+// (channel-major, so that order-1's context is the same byte one row up, as mode 0's model
+// has it), then mode 0's plane of the bytes after the scales. Mode 0 is still written for
+// degenerate chunks whose rANS planes would be smaller than the decoder's size bound
+// allows. Then the input's partial last block verbatim (its length follows from the output
+// size).
 #include <cmath>
 #include <iterator>
 #include <type_traits>
@@ -23,6 +30,7 @@
 
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
+#include "byte_transpose.hpp"
 #include "range_coder.hpp"
 
 namespace stz {
@@ -94,34 +102,107 @@ void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
     }
 }
 
+// k log2 k for the counts of the estimates below (one log2 per used symbol was a third of
+// the estimate's time), built once.
+constexpr size_t kKlogkTable = 4096;
+const double* klogk_table() {
+    static const std::vector<double> table = [] {
+        std::vector<double> t(kKlogkTable);
+        for (size_t k = 1; k < t.size(); ++k) t[k] = double(k) * std::log2(double(k));
+        return t;
+    }();
+    return table.data();
+}
+inline double klogk(const double* table, uint64_t k) { return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k)); }
+
 // A model per channel pays when the order-0 cost per channel plus each channel's learning
 // (about half a log2(n) bits per symbol it uses) is below the shared model's. `block(i)` is
 // block i of the chunk. (A heavier learning term, with which symbols are used, chose the
 // shared model for the corpus's hd32 q8_0 K, where a model per channel is 7 % smaller.)
 // (On the first blocks at most: the channels' statistics show early and the count stays cheap.)
 constexpr size_t kEstimateBlocks = 8192;
+// First on kFirstEstimateBlocks: where the two differ by more than kClearMargin there (the
+// corpus's K: 3 % and more at 8192 blocks, the learning term only larger on fewer) the rest
+// is not counted.
+constexpr size_t kFirstEstimateBlocks = 2048;
+constexpr double kClearMargin = 0.05;
 template <typename BlockAt>
 bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
     n = std::min(n, kEstimateBlocks);
     const unsigned A = 1u << L.bits, lanes = cols * kElems;
-    std::vector<uint32_t> count(size_t(lanes) * A, 0), all(A, 0);
+    thread_local std::vector<uint32_t> count;  // (reused: a fresh one per chunk page-faults)
+    count.assign(size_t(lanes) * A, 0);
     uint8_t v[kElems];
-    for (size_t i = 0; i < n; ++i) {
-        unpack(L, block(i), v);
-        uint32_t* c = &count[size_t(i % cols) * kElems * A];
-        for (unsigned j = 0; j < kElems; ++j) ++c[j * A + v[j]], ++all[v[j]];
-    }
-    auto cost = [A](const uint32_t* c) {
-        double total = 0, bits = 0;
-        unsigned used = 0;
-        for (unsigned s = 0; s < A; ++s) total += c[s];
-        for (unsigned s = 0; s < A; ++s)
-            if (c[s]) bits -= c[s] * std::log2(c[s] / total), ++used;
-        return total ? bits + 0.5 * used * std::log2(total) : 0.0;
+    auto count_blocks = [&](size_t from, size_t to) {
+        for (size_t i = from, col = from % cols; i < to; ++i, col = col + 1 == cols ? 0 : col + 1) {
+            const uint8_t* values = v;
+            if (L.bits == 8) values = block(i) + L.quants_at();  // (q8_0's quants are its bytes)
+            else unpack(L, block(i), v);
+            uint32_t* c = &count[col * kElems * A];
+            for (unsigned j = 0; j < kElems; ++j) ++c[j * A + values[j]];
+        }
     };
-    double lanes_bits = 0;
-    for (unsigned l = 0; l < lanes; ++l) lanes_bits += cost(&count[size_t(l) * A]);
-    return lanes_bits < cost(all.data());
+    // Bits of order 0: sum c log2(total / c) = total log2 total - sum c log2 c.
+    const double* const table = klogk_table();
+    auto cost = [A, table](const uint32_t* c) {
+        uint64_t total = 0;
+        double sum = 0;
+        unsigned used = 0;
+        for (unsigned s = 0; s < A; ++s)
+            if (c[s]) total += c[s], sum += klogk(table, c[s]), ++used;
+        return total ? klogk(table, total) - sum + 0.5 * used * std::log2(double(total)) : 0.0;
+    };
+    auto lanes_minus_shared = [&] {  // relative to the shared model's bits
+        std::vector<uint32_t> all(A, 0);  // the shared counts: the lanes' summed
+        double lanes_bits = 0;
+        for (unsigned l = 0; l < lanes; ++l) {
+            lanes_bits += cost(&count[size_t(l) * A]);
+            for (unsigned s = 0; s < A; ++s) all[s] += count[size_t(l) * A + s];
+        }
+        const double shared = cost(all.data());
+        return shared > 0 ? (lanes_bits - shared) / shared : lanes_bits - shared;
+    };
+    const size_t first = std::min(n, kFirstEstimateBlocks);
+    count_blocks(0, first);
+    if (first < n) {
+        const double d = lanes_minus_shared();
+        if (d < -kClearMargin || d > kClearMargin) return d < 0;
+        count_blocks(first, n);
+    }
+    return lanes_minus_shared() < 0;
+}
+
+// Whether the same value one row up can tell anything (order-1 of the channel-major quant
+// plane may pay: then the rans stage measures it; else order 0 without that measurement,
+// which cost as much as the coding). Order-1's tables (a frequency per pair seen, ~0.8
+// bytes) against order-0's, on the first blocks.
+constexpr size_t kRowEstimateBlocks = 2048;
+template <typename BlockAt>
+bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
+    n = std::min(n, kRowEstimateBlocks + cols);
+    const unsigned A = 1u << L.bits;
+    thread_local std::vector<uint32_t> pairs;
+    pairs.assign(size_t(A) * A, 0);
+    std::vector<uint32_t> single(A, 0), context(A, 0);
+    uint8_t v[kElems], up[kElems];
+    for (size_t i = cols; i < n; ++i) {
+        unpack(L, block(i), v), unpack(L, block(i - cols), up);
+        for (unsigned j = 0; j < kElems; ++j) ++pairs[size_t(up[j]) * A + v[j]];
+    }
+    const double* const table = klogk_table();
+    uint64_t total = 0;
+    double h1 = 0;
+    size_t used_pairs = 0, used = 0;
+    for (size_t p = 0; p < pairs.size(); ++p)
+        if (pairs[p]) h1 -= klogk(table, pairs[p]), ++used_pairs, single[p % A] += pairs[p], context[p / A] += pairs[p];
+    for (unsigned s = 0; s < A; ++s) {
+        total += single[s];
+        h1 += klogk(table, context[s]);
+        used += single[s] != 0;
+    }
+    double h0 = klogk(table, total);
+    for (unsigned s = 0; s < A; ++s) h0 -= klogk(table, single[s]);
+    return total && h1 / 8 + 0.8 * used_pairs < h0 / 8 + 0.8 * used;
 }
 
 struct Models {
@@ -227,10 +308,129 @@ struct PayloadPlane {
     size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
 };
 
+
+// Mode 2: every byte of the chunk in byte planes through rANS, no binary decision anywhere
+// (rANS's speed both ways). The planes are channel-major like mode 0's quant plane, so that
+// order-1's context, the byte before, is the same byte one row up: the context mode 0's
+// scale model uses for the high byte. Planes: the record heads (each byte XOR the same byte
+// of the head before), each scale byte k < skip (d low, d high, m low, m high) and the bytes
+// after the scales, exactly mode 0's plane.
+// The planes live per thread and are reused chunk after chunk: fresh ones cost a page fault
+// per 4 KiB of every chunk.
+struct BlockPlanes {
+    PayloadPlane pp;
+    size_t blocks, scale_bytes;
+    std::vector<Bytes>& scale;  // [k < skip]: one byte per block
+    Bytes& payload;
+    BlockPlanes(const QParams& q, size_t n) : pp(q, n), blocks(n), scale_bytes(n), scale(scale_buffers()), payload(payload_buffer()) {
+        scale.resize(pp.skip);
+    }
+    static std::vector<Bytes>& scale_buffers() {
+        thread_local std::vector<Bytes> buffers;
+        return buffers;
+    }
+    static Bytes& payload_buffer() {
+        thread_local Bytes buffer;
+        return buffer;
+    }
+    void allocate() {
+        for (Bytes& plane : scale) plane.resize(scale_bytes);
+        payload.resize(pp.size());
+    }
+    uint8_t* column(size_t x, size_t r0) {  // byte x % W of the blocks of column x / W, from row r0
+        const size_t c = x / (pp.skip + pp.per), k = x % (pp.skip + pp.per);
+        return k < pp.skip ? scale[k].data() + c * pp.rows + r0 : payload.data() + (c * pp.per + k - pp.skip) * pp.rows + r0;
+    }
+    // Moves the blocks into the planes (ToPlanes) or back. A run of whole rows that lie back to
+    // back (every record's body, when it is whole rows) is one matrix for the tiled transpose.
+    template <bool ToPlanes, typename T>
+    void move(const Geometry& g, T* base) {
+        const size_t W = pp.skip + pp.per, run = g.record ? g.per_record : blocks;
+        uint8_t* b0 = const_cast<uint8_t*>(base);
+        if (run % pp.cols == 0) {
+            for (size_t i0 = 0; i0 < blocks; i0 += run)
+                transpose_bytes<ToPlanes>(g.block(b0, i0), run / pp.cols, pp.cols * W,
+                                          [&](uint64_t x) { return column(x, i0 / pp.cols); });
+            return;
+        }
+        for (size_t i = 0; i < blocks; ++i) {
+            uint8_t* b = g.block(b0, i);
+            const size_t c = i % pp.cols, r = i / pp.cols;
+            for (size_t k = 0; k < W; ++k) {
+                uint8_t& p = column(c * W + k, r)[0];
+                ToPlanes ? void(p = b[k]) : void(b[k] = p);
+            }
+        }
+    }
+};
+
 const Codec& rans() { return *find_codec("rans"); }
 const Bytes& rans_order1() {
     static const Bytes p = rans().make_params({"1"}, DataShape{});
     return p;
+}
+
+
+constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
+
+// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
+const Bytes& rans_order0() {
+    static const Bytes p = rans().make_params({"0"}, DataShape{});
+    return p;
+}
+void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true) {
+    const size_t at = out.size();
+    if (sized) append_le<uint32_t>(out, 0);
+    rans().encode(plane, order1 ? rans_order1() : rans_order0(), out);
+    if (!sized) return;
+    const size_t len = out.size() - at - 4;
+    if (len > UINT32_MAX) throw Error("qctx: chunk too large");
+    store_le<uint32_t>(out.data() + at, static_cast<uint32_t>(len));
+}
+ByteSpan take_plane(ByteSpan& body) {
+    if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad plane length");
+    const size_t len = load_le<uint32_t>(body.data());
+    const ByteSpan plane = body.subspan(4, len);
+    body = body.subspan(4 + len);
+    return plane;
+}
+void get_plane(ByteSpan coded, size_t size, Bytes& plane) {
+    plane.clear();
+    rans().decode(coded, rans_order1(), size, plane);
+    if (plane.size() != size) throw Error("qctx: bad plane");
+}
+
+void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out) {
+    out.push_back(kModePlanes);
+    if (q.record && q.head) {
+        const size_t records = in.size() / q.record;
+        Bytes heads(records * q.head);
+        for (size_t r = 0; r < records; ++r)
+            for (uint64_t k = 0; k < q.head; ++k)
+                heads[r * q.head + k] = in[r * q.record + k] ^ (r ? in[(r - 1) * q.record + k] : 0);
+        put_plane(heads, out, true);
+    }
+    BlockPlanes bp(q, g.blocks);
+    bp.allocate();
+    bp.move<true>(g, in.data());
+    for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
+    const bool row_context = row_context_may_pay(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, bp.pp.cols);
+    put_plane(bp.payload, out, false, row_context);
+}
+
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o) {
+    if (q.record && q.head) {
+        const size_t records = out_size / q.record;
+        Bytes heads;
+        get_plane(take_plane(body), records * q.head, heads);
+        for (size_t r = 0; r < records; ++r)
+            for (uint64_t k = 0; k < q.head; ++k)
+                o[r * q.record + k] = heads[r * q.head + k] ^ (r ? o[(r - 1) * q.record + k] : 0);
+    }
+    BlockPlanes bp(q, g.blocks);
+    for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
+    get_plane(body, bp.pp.size(), bp.payload);
+    bp.move<false>(g, o);
 }
 
 class QuantContextCodec final : public Codec {
@@ -272,6 +472,15 @@ public:
         const Geometry g(q, in.size());
         const bool per_channel =
             g.blocks && per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
+        const size_t start = out.size();
+        if (!per_channel && g.blocks) {
+            encode_planes(in, q, g, out);
+            out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
+            // The decoder's size bound holds for every stream mode 0 writes, not for rANS
+            // planes of degenerate data (all-equal blocks): there, mode 0.
+            if (in.size() <= max_decoded_size(params, out.size() - start)) return;
+            out.resize(start);
+        }
         Models m(q, per_channel);
         out.push_back(per_channel ? 1 : 0);
         const size_t len_at = out.size();
@@ -308,9 +517,17 @@ public:
         }
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
-        if (in.size() < 1 + g.tail || in[0] > 1) throw Error("qctx: bad block");
-        const bool per_channel = in[0] == 1;
+        if (in.size() < 1 + g.tail || in[0] > kModePlanes) throw Error("qctx: bad block");
+        const bool per_channel = in[0] == kModePerChannel;
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
+        if (in[0] == kModePlanes) {
+            if (out_size > max_decoded_size(params, in.size())) throw Error("qctx: declared size over the bound");
+            const size_t base = out.size();
+            out.resize(base + out_size);
+            decode_planes(body, q, g, out_size, out.data() + base);
+            if (g.tail) std::memcpy(out.data() + base + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
+            return;
+        }
         if (!per_channel) {
             if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad block");
             const uint32_t rc_len = load_le<uint32_t>(body.data());
@@ -348,10 +565,13 @@ public:
     // Mode 1: one binary decision per input bit (scales: 8 per byte; values: `bits` each,
     // which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per input byte.
     // Mode 0: the scales so, the rest through rANS (at most its input + 1). + the mode byte,
-    // the length, the coder's flush and the tail.
+    // the length, the coder's flush and the tail. Mode 2: at most 5 planes, each at most its
+    // input + 5 bytes (a length, a mode byte).
     size_t max_encoded_size(size_t n) const override { return n > SIZE_MAX / 4 ? SIZE_MAX : 2 * n + 64; }
     // Each decision shrinks the range by at least 0.0049 bits: fewer than 2048 decisions per
     // coded byte, and a block takes at least 16 (its scale): at most 128 blocks per coded byte.
+    // Mode 2 (rANS, which can shrink degenerate planes further) is held to the same bound: its
+    // encoder writes mode 0 instead and its decoder refuses more.
     uint64_t max_decoded_size(ByteSpan params, uint64_t encoded) const override {
         const QParams q = read_qparams(params);
         return q.layout.bytes ? saturating_mul_add(encoded, 128 * uint64_t(q.layout.bytes), 64) : encoded;

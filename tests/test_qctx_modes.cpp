@@ -1,0 +1,103 @@
+// qctx's mode 2 (every byte in rANS byte planes, where a model per channel does not pay): round
+// trips over every block layout, row width and record geometry (the tiled transpose for records
+// of whole rows, byte by byte otherwise), and hostile payloads of that mode.
+#include <catch2/catch.hpp>
+
+#include "codecs/pipeline.hpp"
+#include "engine/presets.hpp"
+#include "test_util.hpp"
+
+using namespace stz;
+using stztest::random_bytes;
+
+namespace {
+
+DataShape blocks_of(ElemType t, uint64_t cols, uint64_t record_blocks = 0) {
+    const auto& i = elem_type_info(t);
+    DataShape s;
+    s.kind = ElemKind::Block;
+    s.elem_bytes = i.block_bytes;
+    s.block_head = i.head_bytes;
+    s.row_bytes = cols * i.block_bytes;
+    if (record_blocks) s.record_head = 12, s.record_bytes = 12 + record_blocks * i.block_bytes;
+    return s;
+}
+
+// Noise quants (no channel structure: mode 2) under scales that drift slowly, as real ones do.
+Bytes noise_blocks(ElemType t, size_t blocks, uint64_t seed) {
+    const uint64_t W = elem_type_info(t).block_bytes;
+    Bytes b = random_bytes(blocks * W, seed);
+    for (size_t i = 0; i < blocks; ++i) b[i * W + 1] = static_cast<uint8_t>(0x20 + (i / 50) % 4);
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry", "[quant][qctx]") {
+    const ElemType types[] = {ElemType::Q8_0, ElemType::Q4_0, ElemType::Q4_1, ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
+    for (ElemType t : types) {
+        const uint64_t W = elem_type_info(t).block_bytes;
+        for (uint64_t cols : {1, 3, 4}) {
+            INFO(elem_type_info(t).name << ", " << cols << " blocks a row");
+            const Pipeline p = parse_pipeline("qctx", blocks_of(t, cols));
+            for (size_t rows : {1, 17, 300}) {
+                Bytes data = noise_blocks(t, rows * cols, rows + cols);
+                const EncodedChunk e = encode_pipeline(p, data);
+                if (rows >= 300) CHECK(e.payload[0] == 2);  // (a few rows: each channel's few values look learnable)
+                CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == data);
+                data.resize(data.size() + W / 2, 0x5a);  // a partial block at the end
+                const EncodedChunk partial = encode_pipeline(p, data);
+                CHECK(decode_pipeline(p, partial.payload, partial.stage_input_sizes) == data);
+            }
+            // Records of whole rows (the transpose per record) and of rows cut by the record end
+            // (5 blocks a record with 3 or 4 a row: byte by byte); heads that repeat and that do not.
+            for (uint64_t per_record : {cols * 20, uint64_t{5}}) {
+                const Pipeline pr = parse_pipeline("qctx", blocks_of(t, cols, per_record));
+                Bytes records;
+                for (int r = 0; r < 100; ++r) {
+                    append_bytes(records, r % 3 ? Bytes(12, 9) : random_bytes(12, 100 + r));
+                    append_bytes(records, noise_blocks(t, per_record, 200 + r));
+                }
+                const EncodedChunk e = encode_pipeline(pr, records);
+                CHECK(e.payload[0] == 2);
+                CHECK(decode_pipeline(pr, e.payload, e.stage_input_sizes) == records);
+            }
+        }
+    }
+}
+
+TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][hostile]") {
+    const Codec* q = find_codec("qctx");
+    REQUIRE(q);
+    const Bytes params = parse_pipeline("qctx", blocks_of(ElemType::Q4_1, 2, 40)).stages[0].params;
+    Bytes data;
+    for (int r = 0; r < 8; ++r) append_bytes(data, random_bytes(12, r)), append_bytes(data, noise_blocks(ElemType::Q4_1, 40, r));
+    Bytes payload;
+    q->encode(data, params, payload);
+    REQUIRE(payload[0] == 2);
+    Bytes out;
+    q->decode(payload, params, data.size(), out);
+    CHECK(out == data);
+    // A declared output over the size bound is refused before anything is allocated for it.
+    out.clear();
+    const uint64_t huge = (uint64_t{1} << 40) / data.size() * data.size();
+    CHECK_THROWS_AS(q->decode(payload, params, static_cast<size_t>(huge), out), Error);
+    // Lengths past the end, truncations, flipped bytes: an error or (a flip inside a plane's
+    // coded bytes) other bytes of exactly the declared size, never a crash.
+    Bytes long_heads = payload;
+    store_le<uint32_t>(long_heads.data() + 1, UINT32_MAX);
+    for (const Bytes& bad : {long_heads, Bytes(payload.begin(), payload.begin() + 5), Bytes(payload.begin(), payload.end() - 1)}) {
+        out.clear();
+        CHECK_THROWS_AS(q->decode(bad, params, data.size(), out), Error);
+    }
+    for (size_t at = 1; at < payload.size(); at += 7) {
+        Bytes flipped = payload;
+        flipped[at] ^= 0x41;
+        out.clear();
+        try {
+            q->decode(flipped, params, data.size(), out);
+            CHECK(out.size() == data.size());
+        } catch (const Error&) {
+        }
+    }
+}
