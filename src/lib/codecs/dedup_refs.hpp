@@ -2,7 +2,10 @@
 // units, then the references {varint unit-index delta >= 1, varint unique index}, their length
 // (u32) and a mode byte last (0 = the input copied unchanged, 1 = deduplicated).
 #pragma once
+#include <algorithm>
+#include <bit>
 #include <string>
+#include <vector>
 
 #include "codec.hpp"
 #include "varint.hpp"
@@ -28,6 +31,39 @@ public:
 private:
     Bytes refs_;
     uint64_t last_ = 0;
+};
+
+// The unique units seen so far, found by a 64-bit hash of their bytes: open addressing with
+// linear probing in a table of at least twice the units' slots (a node-based multimap
+// allocated a node per unit, which cost more than the hashing). Items are numbered in the
+// order they were added.
+class UniqueIndex {
+public:
+    explicit UniqueIndex(size_t max_units)
+        : mask_(std::bit_ceil(std::max<size_t>(2 * max_units, 16)) - 1), slot_(mask_ + 1, kEmpty) {
+        hash_.reserve(max_units);
+    }
+    // The first unique unit u with hash h for which same(u) holds, looking at no more than
+    // max_tries units of that hash; none: `h` is added as the next unit and -1 returned.
+    template <class Same>
+    int64_t find_or_add(uint64_t h, Same&& same, int max_tries = INT32_MAX) {
+        size_t i = static_cast<size_t>(h) & mask_;
+        for (int tries = 0; slot_[i] != kEmpty; i = (i + 1) & mask_) {
+            const uint32_t u = slot_[i];
+            if (hash_[u] != h || tries >= max_tries) continue;
+            ++tries;
+            if (same(u)) return u;
+        }
+        slot_[i] = static_cast<uint32_t>(hash_.size());
+        hash_.push_back(h);
+        return -1;
+    }
+
+private:
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    size_t mask_;
+    std::vector<uint32_t> slot_;  // unique unit index, or kEmpty
+    std::vector<uint64_t> hash_;  // per unique unit
 };
 
 inline void copy_unchanged(ByteSpan in, Bytes& out) {

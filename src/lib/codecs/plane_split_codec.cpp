@@ -260,14 +260,21 @@ size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const 
     }
     const bool may_shrink = !recipe.stages.empty() && recipe.stages[0].codec->may_shrink(plane, recipe.stages[0].params);
     if (!plane.empty() && !is_store(recipe) && may_shrink) {
-        EncodedChunk e = encode_pipeline(recipe, plane);
+        // One stage (every preset's planes): coded into a buffer reused per thread, not into a
+        // fresh one per plane (whose pages the kernel faults in and zeroes every time).
+        thread_local Bytes coded;
+        EncodedChunk e;
+        const bool one_stage = recipe.stages.size() == 1;
+        if (one_stage) coded.clear(), recipe.stages[0].codec->encode(plane, recipe.stages[0].params, coded);
+        else e = encode_pipeline(recipe, plane);
+        const Bytes& payload = one_stage ? coded : e.payload;
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
-        put_varint(rec, e.payload.size());
-        if (rec.size() + e.payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
+        put_varint(rec, payload.size());
+        if (rec.size() + payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
             std::memcpy(out.data() + w, rec.data(), rec.size());
-            std::memcpy(out.data() + w + rec.size(), e.payload.data(), e.payload.size());
-            return w + rec.size() + e.payload.size();
+            std::memcpy(out.data() + w + rec.size(), payload.data(), payload.size());
+            return w + rec.size() + payload.size();
         }
     }
     out[w] = kModeStored;
