@@ -35,33 +35,47 @@ private:
 
 // The unique units seen so far, found by a 64-bit hash of their bytes: open addressing with
 // linear probing in a table of at least twice the units' slots (a node-based multimap
-// allocated a node per unit, which cost more than the hashing). Items are numbered in the
-// order they were added.
+// allocated a node per unit, which cost more than the hashing). Units are numbered in the
+// order they were added. Work per unit is bounded whatever the hashes: a unit whose probe
+// finds no free slot within kMaxProbes is numbered but not indexed (a later repeat of it is
+// then missed, which only costs size), so crafted hashes cannot make a block quadratic.
 class UniqueIndex {
 public:
-    explicit UniqueIndex(size_t max_units)
-        : mask_(std::bit_ceil(std::max<size_t>(2 * max_units, 16)) - 1), slot_(mask_ + 1, kEmpty) {
-        hash_.reserve(max_units);
+    explicit UniqueIndex(size_t max_units) {
+        const size_t slots = std::bit_ceil(std::max<size_t>(2 * max_units, 16));
+        mask_ = slots - 1;
+        shift_ = 64 - std::countr_zero(slots);
+        slot_.assign(slots, kEmpty);
     }
-    // The first unique unit u with hash h for which same(u) holds, looking at no more than
-    // max_tries units of that hash; none: `h` is added as the next unit and -1 returned.
+    // The first unique unit u with hash h for which same(u) holds, comparing no more than
+    // max_tries units of that hash; none: h is added as the next unit and -1 returned.
     template <class Same>
     int64_t find_or_add(uint64_t h, Same&& same, int max_tries = INT32_MAX) {
-        size_t i = static_cast<size_t>(h) & mask_;
-        for (int tries = 0; slot_[i] != kEmpty; i = (i + 1) & mask_) {
+        const auto next = static_cast<uint32_t>(hash_.size());
+        // The table index from every bit of h (Fibonacci hashing): the dedup hashes' low bits
+        // can be constant (values whose low mantissa bits a lossy mode zeroed).
+        size_t i = static_cast<size_t>((h * 0x9E3779B97F4A7C15ull) >> shift_);
+        int tries = 0;
+        for (size_t probe = 0; probe < kMaxProbes; ++probe, i = (i + 1) & mask_) {
             const uint32_t u = slot_[i];
-            if (hash_[u] != h || tries >= max_tries) continue;
-            ++tries;
-            if (same(u)) return u;
+            if (u == kEmpty) {
+                slot_[i] = next;
+                break;
+            }
+            if (hash_[u] == h && tries < max_tries) {
+                ++tries;
+                if (same(u)) return u;
+            }
         }
-        slot_[i] = static_cast<uint32_t>(hash_.size());
         hash_.push_back(h);
         return -1;
     }
 
 private:
     static constexpr uint32_t kEmpty = UINT32_MAX;
-    size_t mask_;
+    static constexpr size_t kMaxProbes = 64;
+    size_t mask_ = 0;
+    int shift_ = 0;
     std::vector<uint32_t> slot_;  // unique unit index, or kEmpty
     std::vector<uint64_t> hash_;  // per unique unit
 };
