@@ -4,8 +4,6 @@
 // references {varint row-index delta, varint unique-row index}, their length (u32) and a
 // mode byte (0 = copied unchanged, 1 = deduplicated) last, so row alignment is kept.
 #include "base/hashing.hpp"
-
-
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
 #include "dedup_refs.hpp"
