@@ -37,6 +37,7 @@ constexpr unsigned kMaxWidth = 4096, kMaxHead = 16, kMaxScalarPlanes = 16, kMaxS
 constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2, kFlagRecords = 4;
 constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
 constexpr uint8_t kModeStored = 0, kModeCoded = 1, kModeConstant = 2;
+constexpr size_t kKeptCodedBytes = size_t{8} << 20;
 
 struct Field {
     uint32_t start, width;  // bytes [start, start + width) of each element
@@ -271,11 +272,16 @@ size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const 
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
         put_varint(rec, payload.size());
-        if (rec.size() + payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
+        const bool coded_smaller = rec.size() + payload.size() < 1 + plane.size();
+        if (coded_smaller) {  // the plane's bytes are no longer needed
             std::memcpy(out.data() + w, rec.data(), rec.size());
             std::memcpy(out.data() + w + rec.size(), payload.data(), payload.size());
-            return w + rec.size() + payload.size();
+            w += rec.size() + payload.size();
         }
+        // Kept for the next plane up to the planes of a default-sized chunk; a larger one
+        // (--chunk-size up to 64 MiB) is not held by every worker between chunks.
+        if (coded.capacity() > kKeptCodedBytes) Bytes().swap(coded);
+        if (coded_smaller) return w;
     }
     out[w] = kModeStored;
     if (w != at && size) std::memmove(out.data() + w + 1, plane.data(), size);
