@@ -6,7 +6,6 @@
 // Output: the unique columns in the input's layout (channel rows, now shorter), then the
 // references {varint column-index delta, varint unique-column index}, their length (u32) and
 // a mode byte (0 = copied unchanged, 1 = deduplicated) last.
-#include <unordered_map>
 
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
@@ -106,27 +105,17 @@ public:
         if (row == 0 || in.empty() || in.size() % row) return copy_unchanged(in, out);
         const uint64_t rows = in.size() / row;
         const std::vector<uint64_t> hashes = column_hashes(in, l, rows);
-        std::unordered_multimap<uint64_t, uint32_t> seen;  // hash -> unique index
+        UniqueIndex seen(l.cols);
         std::vector<uint64_t> unique_cols;
         ReferenceWriter refs;
         for (uint64_t c = 0; c < l.cols; ++c) {
-            const uint64_t h = hashes[c];
-            int64_t match = -1;
             // At most kMaxCandidates comparisons per column: columns crafted to agree on their
             // hashed rows and differ later cannot make encoding quadratic (a missed repeat only
             // costs size).
-            int tries = 0;
-            for (auto [it, end] = seen.equal_range(h); it != end && tries < kMaxCandidates; ++it, ++tries)
-                if (columns_equal(in, l, rows, unique_cols[it->second], c)) {
-                    match = it->second;
-                    break;
-                }
-            if (match >= 0) {
-                refs.add(c, static_cast<uint64_t>(match));
-            } else {
-                seen.emplace(h, static_cast<uint32_t>(unique_cols.size()));
-                unique_cols.push_back(c);
-            }
+            const int64_t match = seen.find_or_add(
+                hashes[c], [&](uint32_t u) { return columns_equal(in, l, rows, unique_cols[u], c); }, kMaxCandidates);
+            if (match >= 0) refs.add(c, static_cast<uint64_t>(match));
+            else unique_cols.push_back(c);
         }
         if (refs.empty()) return copy_unchanged(in, out);
         const size_t at = out.size();

@@ -2,7 +2,10 @@
 // units, then the references {varint unit-index delta >= 1, varint unique index}, their length
 // (u32) and a mode byte last (0 = the input copied unchanged, 1 = deduplicated).
 #pragma once
+#include <algorithm>
+#include <bit>
 #include <string>
+#include <vector>
 
 #include "codec.hpp"
 #include "varint.hpp"
@@ -28,6 +31,53 @@ public:
 private:
     Bytes refs_;
     uint64_t last_ = 0;
+};
+
+// The unique units seen so far, found by a 64-bit hash of their bytes: open addressing with
+// linear probing in a table of at least twice the units' slots (a node-based multimap
+// allocated a node per unit, which cost more than the hashing). Units are numbered in the
+// order they were added. Work per unit is bounded whatever the hashes: a unit whose probe
+// finds no free slot within kMaxProbes is numbered but not indexed (a later repeat of it is
+// then missed, which only costs size), so crafted hashes cannot make a block quadratic.
+class UniqueIndex {
+public:
+    explicit UniqueIndex(size_t max_units) {
+        const size_t slots = std::bit_ceil(std::max<size_t>(2 * max_units, 16));
+        mask_ = slots - 1;
+        shift_ = 64 - std::countr_zero(slots);
+        slot_.assign(slots, kEmpty);
+    }
+    // The first unique unit u with hash h for which same(u) holds, comparing no more than
+    // max_tries units of that hash; none: h is added as the next unit and -1 returned.
+    template <class Same>
+    int64_t find_or_add(uint64_t h, Same&& same, int max_tries = INT32_MAX) {
+        const auto next = static_cast<uint32_t>(hash_.size());
+        // The table index from every bit of h (Fibonacci hashing): the dedup hashes' low bits
+        // can be constant (values whose low mantissa bits a lossy mode zeroed).
+        size_t i = static_cast<size_t>((h * 0x9E3779B97F4A7C15ull) >> shift_);
+        int tries = 0;
+        for (size_t probe = 0; probe < kMaxProbes; ++probe, i = (i + 1) & mask_) {
+            const uint32_t u = slot_[i];
+            if (u == kEmpty) {
+                slot_[i] = next;
+                break;
+            }
+            if (hash_[u] == h && tries < max_tries) {
+                ++tries;
+                if (same(u)) return u;
+            }
+        }
+        hash_.push_back(h);
+        return -1;
+    }
+
+private:
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    static constexpr size_t kMaxProbes = 64;
+    size_t mask_ = 0;
+    int shift_ = 0;
+    std::vector<uint32_t> slot_;  // unique unit index, or kEmpty
+    std::vector<uint64_t> hash_;  // per unique unit
 };
 
 inline void copy_unchanged(ByteSpan in, Bytes& out) {

@@ -37,6 +37,7 @@ constexpr unsigned kMaxWidth = 4096, kMaxHead = 16, kMaxScalarPlanes = 16, kMaxS
 constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2, kFlagRecords = 4;
 constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
 constexpr uint8_t kModeStored = 0, kModeCoded = 1, kModeConstant = 2;
+constexpr size_t kKeptCodedBytes = size_t{8} << 20;
 
 struct Field {
     uint32_t start, width;  // bytes [start, start + width) of each element
@@ -260,15 +261,27 @@ size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const 
     }
     const bool may_shrink = !recipe.stages.empty() && recipe.stages[0].codec->may_shrink(plane, recipe.stages[0].params);
     if (!plane.empty() && !is_store(recipe) && may_shrink) {
-        EncodedChunk e = encode_pipeline(recipe, plane);
+        // One stage (every preset's planes): coded into a buffer reused per thread, not into a
+        // fresh one per plane (whose pages the kernel faults in and zeroes every time).
+        thread_local Bytes coded;
+        EncodedChunk e;
+        const bool one_stage = recipe.stages.size() == 1;
+        if (one_stage) coded.clear(), recipe.stages[0].codec->encode(plane, recipe.stages[0].params, coded);
+        else e = encode_pipeline(recipe, plane);
+        const Bytes& payload = one_stage ? coded : e.payload;
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);
-        put_varint(rec, e.payload.size());
-        if (rec.size() + e.payload.size() < 1 + plane.size()) {  // the plane's bytes are no longer needed
+        put_varint(rec, payload.size());
+        const bool coded_smaller = rec.size() + payload.size() < 1 + plane.size();
+        if (coded_smaller) {  // the plane's bytes are no longer needed
             std::memcpy(out.data() + w, rec.data(), rec.size());
-            std::memcpy(out.data() + w + rec.size(), e.payload.data(), e.payload.size());
-            return w + rec.size() + e.payload.size();
+            std::memcpy(out.data() + w + rec.size(), payload.data(), payload.size());
+            w += rec.size() + payload.size();
         }
+        // Kept for the next plane up to the planes of a default-sized chunk; a larger one
+        // (--chunk-size up to 64 MiB) is not held by every worker between chunks.
+        if (coded.capacity() > kKeptCodedBytes) Bytes().swap(coded);
+        if (coded_smaller) return w;
     }
     out[w] = kModeStored;
     if (w != at && size) std::memmove(out.data() + w + 1, plane.data(), size);
@@ -314,39 +327,83 @@ const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, ui
     return dst;
 }
 
+// Where each plane's stored record goes in `out` (from `base` on), the output grown to hold
+// them all (not zero-filled, bytes.hpp: permute writes every plane byte), and the planes' starts.
+std::vector<uint8_t*> lay_out_planes(const Geometry& g, Bytes& out, size_t base, std::vector<size_t>& at) {
+    at.resize(g.fields.size());
+    size_t end = base;
+    for (size_t p = 0; p < at.size(); ++p) at[p] = end, end += 1 + g.plane_size(p);
+    out.resize(end);
+    std::vector<uint8_t*> plane(g.fields.size());
+    for (size_t p = 0; p < plane.size(); ++p) plane[p] = out.data() + at[p] + 1;
+    return plane;
+}
+
+// The permuted planes at `at` turned into their records in order; returns where they end.
+size_t place_planes(const Geometry& g, const PlanesParams& P, Bytes& out, size_t base, const std::vector<size_t>& at) {
+    size_t w = base;
+    for (size_t p = 0; p < g.fields.size(); ++p) w = place_plane_record(out, w, at[p], g.plane_size(p), P.recipes[P.plane_recipe[p]]);
+    return w;
+}
+
 // Data without records: the planes, then the tail. The planes are permuted straight into
 // `out`, each where its stored record would be, and then turned into their records in order.
 void encode_body(ByteSpan in, const PlanesParams& P, Bytes& out) {
     Geometry g = geometry(P, in.size());
     const size_t base = out.size();
-    std::vector<size_t> at(g.fields.size());
-    size_t end = base;
-    for (size_t p = 0; p < at.size(); ++p) at[p] = end, end += 1 + g.plane_size(p);
-    out.resize(end);  // not zero-filled (bytes.hpp): permute writes every plane byte
-    std::vector<uint8_t*> plane(g.fields.size());
-    for (size_t p = 0; p < plane.size(); ++p) plane[p] = out.data() + at[p] + 1;
+    std::vector<size_t> at;
+    std::vector<uint8_t*> plane = lay_out_planes(g, out, base, at);
     permute<true>(const_cast<uint8_t*>(in.data()), plane.data(), P, g);  // reads only
-    size_t w = base;
-    for (size_t p = 0; p < g.fields.size(); ++p) w = place_plane_record(out, w, at[p], g.plane_size(p), P.recipes[P.plane_recipe[p]]);
-    out.resize(w);
+    out.resize(place_planes(g, P, out, base, at));
     append_bytes(out, in.subspan(g.body));
 }
 
-void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
-    Geometry g = geometry(P, out_size);
+// Decodes the plane records of `in` (data without records, out_size bytes once decoded) into
+// the per-thread plane buffer, or finds them where they lie stored; returns the tail.
+ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, uint64_t out_size, std::vector<uint8_t*>& plane) {
     const uint64_t tail = out_size - g.body;
     if (tail > in.size()) throw Error("planes: truncated tail");
     ByteSpan records = in.first(in.size() - tail);
     uint8_t* planes = scratch(g.body);
-    std::vector<uint8_t*> plane(g.fields.size());
+    plane.resize(g.fields.size());
     size_t pos = 0;
     for (size_t p = 0; p < g.fields.size(); ++p)  // permute only reads the planes: const_cast is safe
         plane[p] = const_cast<uint8_t*>(decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p)));
     if (pos != records.size()) throw Error("planes: bytes left after the last plane");
+    return in.last(tail);
+}
+
+void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
+    Geometry g = geometry(P, out_size);
+    std::vector<uint8_t*> plane;
+    ByteSpan tail = decode_planes(in, P, g, out_size, plane);
     size_t base = out.size();
     out.resize(base + g.body);  // not zero-filled (bytes.hpp): permute writes every byte
     permute<false>(out.data() + base, plane.data(), P, g);
-    append_bytes(out, in.last(tail));
+    append_bytes(out, tail);
+}
+
+// Whether the planes of n record bodies of B bytes are the planes of each body in turn, so
+// that each body can be permuted on its own, straight from or into its record: storage order
+// (or planes of one-byte fields in one column), and whole elements in every body.
+bool planes_split_by_record(const PlanesParams& P, uint64_t B, uint64_t n) {
+    if (B % P.width) return false;
+    const Geometry g = geometry(P, B * n);
+    if (g.cols != 1) return false;
+    if (!P.channel_major) return true;
+    return std::all_of(g.fields.begin(), g.fields.end(), [](const Field& f) { return f.width == 1; });
+}
+
+// Permutes every record's body (R bytes a record, the body after H bytes of head) to or from
+// its share of the planes (planes_split_by_record).
+template <bool ToPlanes>
+void permute_records(uint8_t* records, uint8_t* const* plane, const PlanesParams& P, uint64_t n, uint64_t R, uint64_t H) {
+    const Geometry one = geometry(P, R - H);
+    std::vector<uint8_t*> share(one.fields.size());
+    for (uint64_t i = 0; i < n; ++i) {
+        for (size_t p = 0; p < share.size(); ++p) share[p] = plane[p] + i * one.plane_size(p);
+        permute<ToPlanes>(records + i * R + H, share.data(), P, one);
+    }
 }
 
 const Pipeline& store_recipe() {
@@ -358,23 +415,35 @@ const Pipeline& store_recipe() {
     return store;
 }
 
+// Every head after the first, XORed with the one before.
+Bytes head_deltas(ByteSpan in, uint64_t n, uint64_t R, uint64_t H) {
+    Bytes deltas;
+    deltas.reserve(n ? H * (n - 1) : 0);
+    for (uint64_t i = 1; i < n; ++i)
+        for (uint64_t k = 0; k < H; ++k) deltas.push_back(in[i * R + k] ^ in[(i - 1) * R + k]);
+    return deltas;
+}
+
 // Records: the heads (first raw, the others XORed with their predecessor), then the bodies.
 void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
     const uint64_t R = P.record, H = P.record_head, B = R - H;
     if (in.size() % R) throw Error("planes: the input is not a whole number of records");
     const uint64_t n = in.size() / R;
+    if (n) append_bytes(out, in.first(H));
+    encode_plane(head_deltas(in, n, R, H), store_recipe(), out);
+    if (planes_split_by_record(P, B, n)) {  // each body permuted straight from its record
+        const Geometry g = geometry(P, B * n);
+        const size_t base = out.size();
+        std::vector<size_t> at;
+        std::vector<uint8_t*> plane = lay_out_planes(g, out, base, at);
+        permute_records<true>(const_cast<uint8_t*>(in.data()), plane.data(), P, n, R, H);  // reads only
+        out.resize(place_planes(g, P, out, base, at));
+        return;
+    }
     thread_local Bytes bodies;  // reused: a fresh buffer per chunk costs page faults
     bodies.clear();
-    Bytes deltas;
-    deltas.reserve(n ? H * (n - 1) : 0);
     bodies.reserve(B * n);
-    for (uint64_t i = 0; i < n; ++i) {
-        const uint8_t* rec = in.data() + i * R;
-        if (i == 0) append_bytes(out, ByteSpan(rec, H));
-        else for (uint64_t k = 0; k < H; ++k) deltas.push_back(rec[k] ^ (rec - R)[k]);
-        append_bytes(bodies, ByteSpan(rec + H, B));
-    }
-    encode_plane(deltas, store_recipe(), out);
+    for (uint64_t i = 0; i < n; ++i) append_bytes(bodies, in.subspan(i * R + H, B));
     encode_body(bodies, P, out);
 }
 
@@ -392,9 +461,20 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     if (const uint8_t* at = decode_plane(in, pos, store_recipe(), later, H * n - first); at != later)
         std::copy(at, at + (H * n - first), later);
     for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
+    const size_t base = out.size();
+    if (planes_split_by_record(P, B, n)) {  // each body permuted straight into its record
+        const Geometry g = geometry(P, B * n);
+        std::vector<uint8_t*> plane;
+        if (!decode_planes(in.subspan(pos), P, g, B * n, plane).empty()) throw Error("planes: bytes after the record bodies");
+        out.resize(base + out_size);  // not zero-filled: every head and body byte is written below
+        uint8_t* o = out.data() + base;
+        permute_records<false>(o, plane.data(), P, n, R, H);
+        if (H)
+            for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * R, heads.data() + i * H, H);
+        return;
+    }
     // The bodies are decoded in place, then spread out from the last record to the first
     // (record i's body moves from i * B to i * R + H, never before where it was).
-    const size_t base = out.size();
     decode_body(in.subspan(pos), P, B * n, out);
     if (out.size() - base != B * n) throw Error("planes: record bodies decoded to a wrong size");
     out.resize(base + out_size);

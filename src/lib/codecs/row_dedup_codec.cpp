@@ -4,9 +4,6 @@
 // references {varint row-index delta, varint unique-row index}, their length (u32) and a
 // mode byte (0 = copied unchanged, 1 = deduplicated) last, so row alignment is kept.
 #include "base/hashing.hpp"
-
-#include <unordered_map>
-
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
 #include "dedup_refs.hpp"
@@ -36,26 +33,22 @@ public:
         const uint64_t row = load_le<uint64_t>(params.data());
         if (row == 0 || in.empty() || in.size() % row) return copy_unchanged(in, out);
         const size_t n = in.size() / row;
-        std::unordered_multimap<uint64_t, uint32_t> seen;  // hash -> unique index
+        UniqueIndex seen(n);
         std::vector<size_t> unique_rows;
         ReferenceWriter refs;
         for (size_t r = 0; r < n; ++r) {
             const uint8_t* p = in.data() + r * row;
-            uint64_t h = XXH3_64bits(p, row);
-            int64_t match = -1;
-            for (auto [it, end] = seen.equal_range(h); it != end; ++it)
-                if (std::memcmp(in.data() + unique_rows[it->second] * row, p, row) == 0) {
-                    match = it->second;
-                    break;
-                }
-            if (match >= 0) {
-                refs.add(r, static_cast<uint64_t>(match));
-            } else {
-                seen.emplace(h, static_cast<uint32_t>(unique_rows.size()));
-                unique_rows.push_back(r);
-            }
+            const int64_t match = seen.find_or_add(XXH3_64bits(p, row), [&](uint32_t u) {
+                return std::memcmp(in.data() + unique_rows[u] * row, p, row) == 0;
+            });
+            if (match >= 0) refs.add(r, static_cast<uint64_t>(match));
+            else unique_rows.push_back(r);
         }
-        for (size_t r : unique_rows) append_bytes(out, in.subspan(r * row, row));
+        // The unique rows, copied once into an output grown once.
+        const size_t at = out.size();
+        out.resize(at + unique_rows.size() * row);
+        uint8_t* dst = out.data() + at;
+        for (size_t r : unique_rows) std::memcpy(dst, in.data() + r * row, row), dst += row;
         refs.finish(out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
