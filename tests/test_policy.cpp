@@ -47,7 +47,7 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     // default: float V's top plane by order-0 rANS in storage order; the f16 mantissa byte too,
     // the others' by bitpack (zstd -3's matches did not pay for their time).
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=rans:0)");
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100, true)) == "celldedup+planes:rm(top=rans:0,rest=bitpack)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100, true)) == "celldedup+planes:rm(all=rans:0)");
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::F16, 100)) == "planes(top=rans:1,rest=bitpack)");
     // Quant K: qctx (block fields, quants in a model per channel); the few new rows of a patch
     // also try zstd on them (per chunk, the smaller), whole files never.

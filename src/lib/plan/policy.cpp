@@ -106,16 +106,17 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // 0.16 % of the corpus folder (ratio 1.2757 -> 1.2736; f16 files +0.20 %, bf16 +0.09 %,
     // f32 +0.27 %) and cost about what the whole zstd:3 baseline costs on those bytes. The
     // sign/exponent plane by order-0 rANS (rans:1's estimate chose order-0 on nearly every V
-    // chunk, 0.01 % smaller). The mantissa bytes: of bf16 and f32 bitpack (stored but for the
-    // bits a lossy mode zeroed); of f16 order-0 rANS too (it stores them when near-random),
-    // because after dedup/celldedup the reference list lies inside the planes' rows and
-    // bitpack then sees every bit vary: f16 --lossy drop:V=6 saved 3 % instead of >= 15 %.
+    // chunk, 0.01 % smaller). The mantissa bytes by order-0 rANS too (it stores them when
+    // near-random), not bitpack: after dedup/celldedup the reference list lies inside the
+    // planes' rows and bitpack then sees every bit vary (f16 --lossy drop:V=6 saved 3 % instead
+    // of >= 15 %; f32 --lossy f16-exact on raw-s260k-multi4-kvu-f32-fa1 709,949 bytes with
+    // bitpack, 622,189 with rans:0, lossless 0.1 % larger than bitpack).
     // Compression Ir of the whole file as a multiple of zstd:3's (callgrind, -T1), before ->
     // after: raw-s260k-n4000 f32 0.94x -> 1.32x, legacy np294 f32 0.92x -> 1.45x, s260k-n1024
     // bf16 0.65x -> 0.79x, rnd1024-n1024 f16 0.87x -> 1.11x (bench/PROFILE.md). Max keeps the
     // zstd graph as its third alternative.
     else if (p == Preset::Default)
-        graph = s.type == ElemType::F16 ? "planes:rm(all=rans:0)" : "planes:rm(top=rans:0,rest=bitpack)";
+        graph = "planes:rm(all=rans:0)";
     else graph = s.type == ElemType::F16 ? "planes:rm(all=zstd:3)" : "planes:rm(top=rans:1,rest=zstd:3)";
     // The new quant K rows of a patch, when few: order-1 tables may not pay there and zstd's
     // matches may; each chunk keeps the smaller (srv-conv10 q8_0 patch: 95,040 -> 94,276
