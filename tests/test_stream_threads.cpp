@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "base/thread_pool.hpp"
 
 #include "test_util.hpp"
 
@@ -36,6 +40,7 @@ std::string decode_error(const Bytes& stz, unsigned threads) {
 }  // namespace
 
 TEST_CASE("stream threads: -T1 and -T4 give the same bytes both ways on a many-chunk input", "[threads]") {
+    // 2.9 MB: coded on the calling thread at -T1 (engine.cpp, runs_inline), on workers at -T4.
     const Bytes in = many_chunk_input();
     CompressOptions opt;
     opt.chunk_bytes = 64u << 10;  // ~45 chunks: more than the queue holds for any thread count here
@@ -99,4 +104,18 @@ TEST_CASE("stream threads cli: -T1 and -T4 agree, a damaged chunk fails on one l
         CHECK(err.find("bad.stz") != std::string::npos);
         CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("thread pool, inline: each job runs at once on the submitting thread, errors through its future",
+          "[threads]") {
+    ThreadPool pool{ThreadPool::Inline{}};
+    const auto caller = std::this_thread::get_id();
+    int runs = 0;
+    auto done = pool.submit([&] { return ++runs, std::this_thread::get_id(); });
+    CHECK(runs == 1);  // before submit returned
+    CHECK(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+    CHECK(done.get() == caller);
+    auto failed = pool.submit([]() -> int { throw Error("job failed"); });
+    CHECK_THROWS_WITH(failed.get(), "job failed");
+    CHECK(pool.started() == 0);
 }

@@ -26,6 +26,12 @@ public:
     // held down by a memory budget starts only as many threads as it uses (each thread's
     // malloc arena keeps what it freed, so idle threads would cost memory too).
     explicit ThreadPool(unsigned n, Spawn spawn = {}) : max_(std::max(1u, n)), spawn_(std::move(spawn)) {}
+    // No workers: each job runs at once on the submitting thread (its future is ready when
+    // submit returns). For small inputs a worker would start cold, with its own malloc arena's
+    // fresh pages and per-thread codec tables and contexts built again, for less work than
+    // that costs; the calling thread has them warm from its earlier calls.
+    struct Inline {};
+    explicit ThreadPool(Inline) : max_(0) {}
     ~ThreadPool() { stop_and_join(); }
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
@@ -38,6 +44,19 @@ public:
         auto result = std::make_shared<std::promise<R>>();
         auto fn = std::make_shared<F>(std::move(f));
         auto fut = result->get_future();
+        if (max_ == 0) {
+            try {
+                if constexpr (std::is_void_v<R>) {
+                    (*fn)();
+                    result->set_value();
+                } else {
+                    result->set_value((*fn)());
+                }
+            } catch (...) {
+                result->set_exception(std::current_exception());
+            }
+            return fut;
+        }
         // The worker counts itself idle before its result is visible, so that the caller's
         // next job (submitted on seeing the result) finds it instead of starting another.
         auto job = [this, result, fn] {
@@ -114,7 +133,7 @@ private:
             if (w.joinable()) w.join();
     }
 
-    const unsigned max_;
+    const unsigned max_;  // 0: Inline
     Spawn spawn_;
     std::vector<std::thread> workers_;
     std::deque<std::function<void()>> jobs_;

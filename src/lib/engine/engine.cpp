@@ -60,6 +60,17 @@ private:
     Hasher hash_;
 };
 
+// Inputs this small are coded on the calling thread: a worker started for them would start
+// cold (its malloc arena's pages faulted in again, per-thread rANS tables and zstd contexts
+// built again), which on a file of a few hundred KiB cost more than its overlap of reading
+// with coding gains; with several threads only a file of one chunk's size, which cannot be
+// split between them, stays inline. (The size is the header's claim when decoding: it only
+// chooses the schedule.)
+constexpr uint64_t kInlineBytesOneThread = 16ull << 20, kInlineBytesThreads = 1ull << 20;
+bool runs_inline(unsigned threads, uint64_t input_bytes) {
+    return input_bytes <= (threads <= 1 ? kInlineBytesOneThread : kInlineBytesThreads);
+}
+
 // A chunk being encoded holds its raw bytes, the stage buffers of the alternative being
 // tried and the best output so far: about four times its size.
 constexpr uint64_t kEncodeCostFactor = 4;
@@ -135,10 +146,11 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
     OrderedHasher whole;
     uint64_t done = 0;
     const unsigned threads = std::max(1u, opt.threads);
-    const bool workers_read = threads > 1 && in.concurrent_reads();
+    const bool inline_run = runs_inline(threads, in.size());
+    const bool workers_read = !inline_run && threads > 1 && in.concurrent_reads();
     const size_t max_jobs = 2 * size_t(threads);
     BufferPool buffers(max_jobs + 1);
-    ThreadPool pool(threads);
+    ThreadPool pool = inline_run ? ThreadPool(ThreadPool::Inline{}) : ThreadPool(threads);
     OrderedQueue<Encoded, size_t> queue(pool, max_jobs, opt.memory_budget, [&](const size_t& ci, Encoded&& d) {
         const ChunkJob& j = plan.chunks[ci];
         whole.hashed(ci);  // before its raw bytes are reused
@@ -280,7 +292,7 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     OutputSink& sink = patch ? *patch : out;
     OrderedHasher whole;
     const unsigned threads = std::max(1u, opt.threads);
-    ThreadPool pool(threads);
+    ThreadPool pool = runs_inline(threads, res.header.original_size) ? ThreadPool(ThreadPool::Inline{}) : ThreadPool(threads);
     // A decoded chunk, and the payload buffer it came from (recycled for a later chunk).
     struct Decoded {
         Bytes raw, payload;
