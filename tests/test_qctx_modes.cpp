@@ -1,27 +1,19 @@
-// qctx's mode 2 (every byte in rANS byte planes, where a model per channel does not pay): round
-// trips over every block layout, row width and record geometry (the tiled transpose for records
-// of whole rows, byte by byte otherwise), and hostile payloads of that mode.
+// qctx's mode 2 (every byte in rANS byte planes, where a model per channel does not pay or
+// qctx:planes asks for no model): round trips over every block layout, row width and record
+// geometry (the tiled transpose for records of whole rows, byte by byte otherwise), and
+// hostile payloads and parameters of that mode.
 #include <catch2/catch.hpp>
 
 #include "codecs/pipeline.hpp"
 #include "engine/presets.hpp"
-#include "test_util.hpp"
+#include "test_blocks.hpp"
 
 using namespace stz;
+using stztest::blocks_shape;
+using stztest::channel_blocks;
 using stztest::random_bytes;
 
 namespace {
-
-DataShape blocks_of(ElemType t, uint64_t cols, uint64_t record_blocks = 0) {
-    const auto& i = elem_type_info(t);
-    DataShape s;
-    s.kind = ElemKind::Block;
-    s.elem_bytes = i.block_bytes;
-    s.block_head = i.head_bytes;
-    s.row_bytes = cols * i.block_bytes;
-    if (record_blocks) s.record_head = 12, s.record_bytes = 12 + record_blocks * i.block_bytes;
-    return s;
-}
 
 // Noise quants (no channel structure: mode 2) under scales that drift slowly, as real ones do.
 Bytes noise_blocks(ElemType t, size_t blocks, uint64_t seed) {
@@ -39,7 +31,7 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
         const uint64_t W = elem_type_info(t).block_bytes;
         for (uint64_t cols : {1, 3, 4}) {
             INFO(elem_type_info(t).name << ", " << cols << " blocks a row");
-            const Pipeline p = parse_pipeline("qctx", blocks_of(t, cols));
+            const Pipeline p = parse_pipeline("qctx", blocks_shape(t, cols));
             for (size_t rows : {1, 17, 300}) {
                 Bytes data = noise_blocks(t, rows * cols, rows + cols);
                 const EncodedChunk e = encode_pipeline(p, data);
@@ -52,7 +44,7 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
             // Records of whole rows (the transpose per record) and of rows cut by the record end
             // (5 blocks a record with 3 or 4 a row: byte by byte); heads that repeat and that do not.
             for (uint64_t per_record : {cols * 20, uint64_t{5}}) {
-                const Pipeline pr = parse_pipeline("qctx", blocks_of(t, cols, per_record));
+                const Pipeline pr = parse_pipeline("qctx", blocks_shape(t, cols, per_record));
                 Bytes records;
                 for (int r = 0; r < 100; ++r) {
                     append_bytes(records, r % 3 ? Bytes(12, 9) : random_bytes(12, 100 + r));
@@ -69,7 +61,7 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
 TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][hostile]") {
     const Codec* q = find_codec("qctx");
     REQUIRE(q);
-    const Bytes params = parse_pipeline("qctx", blocks_of(ElemType::Q4_1, 2, 40)).stages[0].params;
+    const Bytes params = parse_pipeline("qctx", blocks_shape(ElemType::Q4_1, 2, 40)).stages[0].params;
     Bytes data;
     for (int r = 0; r < 8; ++r) append_bytes(data, random_bytes(12, r)), append_bytes(data, noise_blocks(ElemType::Q4_1, 40, r));
     Bytes payload;
@@ -100,4 +92,40 @@ TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][h
         } catch (const Error&) {
         }
     }
+}
+
+TEST_CASE("qctx:planes writes mode 2 where qctx takes the model per channel", "[quant][qctx]") {
+    const ElemType types[] = {ElemType::Q8_0, ElemType::Q4_0, ElemType::Q4_1, ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
+    for (ElemType t : types) {
+        INFO(elem_type_info(t).name);
+        const Bytes trained = channel_blocks(t, 400, 2, 7);
+        const Pipeline model = parse_pipeline("qctx", blocks_shape(t, 2));
+        const Pipeline planes = parse_pipeline("qctx:planes", blocks_shape(t, 2));
+        CHECK(planes.describe() == "qctx:planes");
+        const EncodedChunk m = encode_pipeline(model, trained), e = encode_pipeline(planes, trained);
+        CHECK(m.payload[0] == 1);
+        CHECK(e.payload[0] == 2);
+        CHECK(decode_pipeline(planes, e.payload, e.stage_input_sizes) == trained);
+        // With records: the 14-byte form.
+        Bytes records;
+        for (int r = 0; r < 20; ++r) append_bytes(records, random_bytes(12, r)), append_bytes(records, channel_blocks(t, 40, 2, r));
+        const Pipeline pr = parse_pipeline("qctx:planes", blocks_shape(t, 2, 80));
+        CHECK(pr.stages[0].params.size() == 14);
+        const EncodedChunk er = encode_pipeline(pr, records);
+        CHECK(er.payload[0] == 2);
+        CHECK(decode_pipeline(pr, er.payload, er.stage_input_sizes) == records);
+    }
+}
+
+TEST_CASE("qctx refuses a flags byte it does not know, and 'planes' with a rate", "[quant][qctx][hostile]") {
+    const Codec* q = find_codec("qctx");
+    REQUIRE(q);
+    Bytes params = parse_pipeline("qctx:planes", blocks_shape(ElemType::Q8_0, 2)).stages[0].params;
+    REQUIRE(params.size() == 5);
+    CHECK_NOTHROW(q->check_params(params));
+    for (uint8_t flags : {0, 2, 0xff}) {
+        params.back() = flags;
+        CHECK_THROWS_AS(q->check_params(params), Error);
+    }
+    CHECK_THROWS_AS(parse_pipeline("qctx:planes:4", blocks_shape(ElemType::Q8_0, 2)), Error);
 }

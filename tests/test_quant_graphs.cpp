@@ -8,12 +8,15 @@
 #include "plan/head_repeats.hpp"
 #include "codecs/pipeline.hpp"
 #include "engine/presets.hpp"
+#include "test_blocks.hpp"
 #include "test_synth.hpp"
 
 using namespace stz;
 using stztest::parse;
 using stztest::random_bytes;
 using stztest::synth;
+using stztest::blocks_shape;
+using stztest::channel_blocks;
 
 namespace {
 
@@ -22,32 +25,8 @@ Bytes roundtrip(const Pipeline& p, const Bytes& data) {
     return decode_pipeline(p, e.payload, e.stage_input_sizes);
 }
 
-DataShape blocks_shape(ElemType t, uint64_t blocks_per_row) {
-    const auto& i = elem_type_info(t);
-    DataShape s;
-    s.kind = ElemKind::Block;
-    s.elem_bytes = i.block_bytes;
-    s.block_head = i.head_bytes;
-    s.row_bytes = blocks_per_row * i.block_bytes;
-    return s;
-}
-
 const ElemType kBlockTypes[] = {ElemType::Q8_0, ElemType::Q4_0, ElemType::Q4_1,
                                 ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
-
-// A K layer whose quants depend on their channel (as a trained model's do): channel c's
-// values stay near a level of its own.
-Bytes channel_blocks(ElemType t, size_t rows, size_t cols, uint64_t seed) {
-    const uint64_t W = elem_type_info(t).block_bytes;
-    Bytes b = random_bytes(rows * cols * W, seed);
-    for (size_t i = 0; i < rows * cols; ++i)
-        for (uint64_t k = elem_type_info(t).head_bytes; k < W; ++k) {
-            uint8_t& x = b[i * W + k];
-            const uint8_t level = static_cast<uint8_t>(((i % cols) * 37 + k * 11) & 0xff);
-            x = static_cast<uint8_t>(level ^ (x & 0x11));  // a few bits of noise
-        }
-    return b;
-}
 
 }  // namespace
 

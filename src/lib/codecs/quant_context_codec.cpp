@@ -9,7 +9,8 @@
 // Parameters: u8 layout (0 q8_0, 1 q4_0 / iq4_nl, 2 q4_1, 3 q5_0, 4 q5_1; 5 = data that are
 // not such blocks, copied unchanged, so that one spec serves every section), u16 blocks per
 // row (1..kMaxCols; the channel of value j of block i is (i mod cols) * 32 + j), u8 rate
-// (of the models per channel).
+// (of the models per channel), [u8 flags, 1 = `qctx:planes`: the encoder never writes mode 1,
+// whose binary decision per bit costs 5-7x rANS's time both ways for 2-5 % fewer bytes].
 // Records (a gathered run of K layers, each after its small header): u64 record bytes and u8
 // head bytes follow; every head is coded (XOR the head before) ahead of its record's blocks.
 // Payload: a mode byte; mode 1 (a model per channel): the range coder's bytes; mode 0: u32
@@ -64,10 +65,18 @@ struct QParams {
     BlockLayout layout;
     unsigned cols = 1, rate = kDefaultRate;
     uint64_t record = 0, head = 0;  // records of `record` bytes, `head` of other data then blocks; 0 = none
+    bool planes_only = false;       // the encoder writes mode 2 (or 0), never mode 1
 };
+constexpr uint8_t kPlanesOnly = 1;
 
 QParams read_qparams(ByteSpan p) {
-    require_params(p.size() == 4 || p.size() == 13, "qctx", "expected 4 or 13 bytes");
+    // The flags byte, when present, is last and not 0 (one spelling per meaning).
+    const bool flagged = p.size() == 5 || p.size() == 14;
+    require_params(p.size() == 4 || p.size() == 13 || flagged, "qctx", "expected 4, 5, 13 or 14 bytes");
+    if (flagged) {
+        require_params(p.back() == kPlanesOnly, "qctx", "unknown flags");
+        p = p.first(p.size() - 1);
+    }
     require_params(p[0] <= std::size(kLayouts), "qctx", "unknown block layout");
     QParams q{p[0] < std::size(kLayouts) ? kLayouts[p[0]] : BlockLayout{0, 0, false, false}, load_le<uint16_t>(p.data() + 1), p[3]};
     require_params(q.cols >= 1 && q.cols <= kMaxCols, "qctx", "blocks per row out of range");
@@ -78,6 +87,7 @@ QParams read_qparams(ByteSpan p) {
                            (q.record - q.head) % q.layout.bytes == 0,
                        "qctx", "bad record geometry");
     }
+    q.planes_only = flagged;
     return q;
 }
 
@@ -440,8 +450,11 @@ public:
     // qctx[:RATE]; the layout and the row come from the shape (blocks per row capped: a
     // longer row's channels share models modulo the cap).
     Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
-        if (args.size() > 1) throw Error("qctx takes at most one argument: the adaptation rate (3-7)");
-        const unsigned rate = args.empty() ? kDefaultRate : parse_int_arg(args[0], kMinRate, kMaxRate, "qctx");
+        // qctx[:RATE] or qctx:planes (no binary model: rANS planes at rANS's speed).
+        if (args.size() > 1) throw Error("qctx takes one argument: the adaptation rate (3-7) or 'planes'");
+        const bool planes_only = args.size() == 1 && args[0] == "planes";
+        const unsigned rate =
+            args.empty() || planes_only ? kDefaultRate : parse_int_arg(args[0], kMinRate, kMaxRate, "qctx");
         uint8_t layout = kCopyLayout;
         for (uint8_t l = 0; l < std::size(kLayouts); ++l)
             if (shape.kind == ElemKind::Block && shape.elem_bytes == kLayouts[l].bytes &&
@@ -458,11 +471,13 @@ public:
             if (shape.record_head > kMaxRecordHead) throw Error("qctx: record heads over 64 bytes are not supported");
             p.push_back(static_cast<uint8_t>(shape.record_head));
         }
+        if (planes_only && layout != kCopyLayout) p.push_back(kPlanesOnly);
         check_params(p);  // a record body that is not whole blocks is refused here
         return p;
     }
     void check_params(ByteSpan p) const override { (void)read_qparams(p); }
     std::string describe(ByteSpan p) const override {
+        if (read_qparams(p).planes_only) return "qctx:planes";
         return p.size() == 4 && p[3] != kDefaultRate ? "qctx:" + std::to_string(p[3]) : "qctx";
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
@@ -470,8 +485,8 @@ public:
         if (!q.layout.bytes) return append_bytes(out, in);
         if (q.record && in.size() % q.record) throw Error("qctx: the input is not a whole number of records");
         const Geometry g(q, in.size());
-        const bool per_channel =
-            g.blocks && per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
+        const bool per_channel = !q.planes_only && g.blocks &&
+            per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
         const size_t start = out.size();
         if (!per_channel && g.blocks) {
             encode_planes(in, q, g, out);
