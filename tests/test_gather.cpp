@@ -210,18 +210,7 @@ TEST_CASE("the plan gathers the K layers of a file into one section, and the out
             CHECK(sh.record_bytes * 5 == g[0]->size);
             CHECK((plan.sections[w].spec.rfind("planes", 0) == 0 || plan.sections[w].spec.rfind("qctx", 0) == 0));
 
-            CompressOptions one, two;
-            two.threads = 2;
-            const Bytes a = stztest::compress_bytes(file, one), b = stztest::compress_bytes(file, two);
-            CHECK(a == b);
-            CHECK(stztest::decompress_bytes(a) == file);
-            CHECK(stztest::decompress_bytes(a, 2) == file);
-            // Statistics stay per parsed section.
-            MemorySource src(file);
-            MemorySink sink;
-            const CompressResult r = compress_parsed(src, pf, sink, one);
-            CHECK(r.sections.size() == pf.sections.size());
-            CHECK(sink.out == a);
+            stztest::check_gathered_round_trip(file, pf);
         }
 }
 

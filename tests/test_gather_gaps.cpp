@@ -95,17 +95,7 @@ TEST_CASE("a synthetic 2023 full buffer: K layers between zero gaps are gathered
         // would find a cell only where it repeats in every layer of the run (corpus f16 np198: +0.1 %).
         for (int l = 0; l < 4; ++l) CHECK(written_named(plan, "kv.v[" + std::to_string(l) + "]") != nullptr);
 
-        CompressOptions one, two;
-        two.threads = 2;
-        const Bytes a = stztest::compress_bytes(file, one), b = stztest::compress_bytes(file, two);
-        CHECK(a == b);
-        CHECK(stztest::decompress_bytes(a) == file);
-        CHECK(stztest::decompress_bytes(a, 2) == file);
-        MemorySource src(file);
-        MemorySink sink;
-        const CompressResult r = compress_parsed(src, pf, sink, one);
-        CHECK(r.sections.size() == pf.sections.size());  // statistics stay per parsed section
-        CHECK(sink.out == a);
+        stztest::check_gathered_round_trip(file, pf);
     }
 }
 
