@@ -90,11 +90,12 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // that cost more than the coding (min of 40 interleaved runs per plane, bench/PROFILE.md:
     // bf16 K of 16 KB compress 453 -> 526 MB/s, decompress 627 -> 1416; q8_0 K of a 282 KB
     // layer, an 8 KB scale plane, 679 -> 729 and 1200 -> 1282; q4_0 V 838 -> 1004 and
-    // 1496 -> 2115, sizes within 0.2 % either way), while on a plane of 128 KB or more it is
-    // the faster of the two (f32 K of 512 KB: compress 1802 vs 1062 MB/s, decompress 4378 vs
-    // 3900; f16's top plane, 256 KB, still faster by zstd -1: 1703 vs 1005, 3302 vs 2348). The
-    // quants and the scale's low byte by zstd -1 (faster than rANS both ways on the quants; V
-    // rows repeat); the near-random low bytes of floats by bitpack.
+    // 1496 -> 2115; the scale plane is a little larger by zstd -1, the corpus folder 0.06 %),
+    // while on a plane of 128 KB or more rANS is the faster (f32 K of 512 KB: compress 1802 vs
+    // 1062 MB/s, decompress 4378 vs 3900; f16 K of 256 KB, a 128 KB top plane, still faster by
+    // zstd -1: 1703 vs 1005, 3302 vs 2348). The quants and the scale's low byte by zstd -1
+    // (on the quants faster than rANS to compress, as fast to decode; V rows repeat); the
+    // near-random low bytes of floats by bitpack.
     if (p == Preset::Fast) {
         const uint64_t top_plane = s.size / t.block_bytes;  // bytes: one per element or block
         const bool rans_top = s.type != ElemType::F16 && top_plane >= kFastRansPlaneBytes;
