@@ -360,6 +360,30 @@ void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
     }
 }
 
+void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check) {
+    InputSource* src = check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
+    if (!src) return read_growing(c.payload, n, "chunk payload");
+    // The error a sequential read gives where the bytes run out: the input is the same.
+    if (pos_ > src->size() || n > src->size() - pos_) {
+        ran_out_ = true;
+        throw DataError("truncated chunk payload", std::max(pos_, src->size()));
+    }
+    in_.skip(n);
+    if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
+    c.payload_source = src;
+    c.payload_at = pos_;
+    c.payload_pending = static_cast<uint32_t>(n);
+    pos_ += n;
+}
+
+void ContainerReader::load_payload(ChunkRecord& c) {
+    if (!c.payload_source) return;
+    c.payload.resize(c.payload_pending);  // not zero-filled (Bytes' allocator): read_at fills it
+    c.payload_source->read_at(c.payload_at, c.payload.data(), c.payload.size());
+    c.payload_source = nullptr;
+    c.payload_pending = 0;
+}
+
 void ContainerReader::take(Hasher& h, uint8_t* dst, size_t n, const char* what) {
     read(dst, n, what);
     h.update({dst, n});
@@ -474,9 +498,9 @@ std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     read(hh, sizeof hh, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
     st.update({hh, 8});
-    read_growing(c.payload, stored, "chunk payload");
+    take_payload(c, stored, check);
     c.record_checksum = load_le<uint64_t>(hh + 8);
-    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    if (check != PayloadCheck::Now) c.record_hash_pending = std::move(record_hash);
     else check_record(st, c);
     seen_.push_back({start, c.section, c.raw_size, stored});
     raw_pos_ += c.raw_size;
@@ -497,6 +521,7 @@ void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord&
 }
 
 Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
     if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
     Bytes raw;
     try {

@@ -277,8 +277,8 @@ std::optional<ChunkRecord> ContainerReader::next_compact(PayloadCheck check) {
     wire::begin_compact_check(*record_hash, header_hash_, c.raw_offset);
     record_hash->update({rec.data(), rec.size() - 8});  // through raw_hash
     end_check_->update(rec);
-    read_growing(c.payload, size_t(head.stored_size), "chunk payload");
-    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    take_payload(c, size_t(head.stored_size), check);
+    if (check != PayloadCheck::Now) c.record_hash_pending = std::move(record_hash);
     else check_record(*record_hash, c);
     last_raw_hash_ = c.raw_hash;
     raw_pos_ += c.raw_size;
