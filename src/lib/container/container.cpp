@@ -360,13 +360,16 @@ void ContainerReader::read_growing(Bytes& dst, size_t n, const char* what) {
     }
 }
 
+static_assert(kMaxStageBytes <= UINT32_MAX, "ChunkRecord::payload_pending holds a payload's size");
+
 void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check) {
     InputSource* src = check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
     if (!src) return read_growing(c.payload, n, "chunk payload");
     // The error a sequential read gives where the bytes run out: the input is the same.
-    if (pos_ > src->size() || n > src->size() - pos_) {
+    const uint64_t size = src->size();
+    if (pos_ > size || n > size - pos_) {
         ran_out_ = true;
-        throw DataError("truncated chunk payload", std::max(pos_, src->size()));
+        throw DataError("truncated chunk payload", std::max(pos_, size));
     }
     in_.skip(n);
     if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
