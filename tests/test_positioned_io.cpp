@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "statezip.h"
 #include "test_util.hpp"
 
 using namespace stz;
@@ -177,5 +178,22 @@ TEST_CASE("positioned io cli: -T1/-T2/-T4 from a file to a file, and from a pipe
         REQUIRE(file_err.find(": ") != std::string::npos);
         REQUIRE(pipe_err.find(": ") != std::string::npos);
         CHECK(file_err.substr(file_err.find("cut.stz") + 7) == pipe_err.substr(pipe_err.find("(stdin)") + 7));
+    }
+}
+
+TEST_CASE("positioned io capi: stz_decompress_threads copies the chunks in at their offsets, the same for every count",
+          "[threads][positioned][capi]") {
+    const Bytes in = many_chunk_input();
+    CompressOptions opt;
+    opt.chunk_bytes = 64u << 10;
+    const Bytes stz = compress_bytes(in, opt);
+    for (int threads : {1, 2, 4}) {
+        INFO("threads " << threads);
+        Bytes back(in.size() + 10, 0xee);
+        size_t n = 0;
+        REQUIRE(stz_decompress_threads(stz.data(), stz.size(), back.data(), back.size(), &n, threads) == STZ_OK);
+        CHECK(n == in.size());
+        CHECK(std::equal(in.begin(), in.end(), back.begin()));
+        CHECK(std::all_of(back.begin() + in.size(), back.end(), [](uint8_t b) { return b == 0xee; }));
     }
 }
