@@ -3,6 +3,7 @@
 #include "statezip.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -145,11 +146,22 @@ public:
         if (n) std::memcpy(dst_ + used_, data, n);
         used_ += n;
     }
-    size_t used() const { return used_; }
+    // With several workers each copies its decoded chunk in at its offset: the calling thread
+    // does not copy the whole output.
+    bool positioned_writes() const override { return true; }
+    void write_at(uint64_t off, const uint8_t* data, size_t n) override {
+        if (off > cap_ || n > cap_ - off) throw DstTooSmall("destination buffer too small: " + std::to_string(cap_) + " bytes");
+        if (n) std::memcpy(dst_ + off, data, n);
+        const size_t end = static_cast<size_t>(off) + n;
+        for (size_t seen = end_.load(); seen < end && !end_.compare_exchange_weak(seen, end);) {
+        }
+    }
+    size_t used() const { return std::max(used_, end_.load()); }
 
 private:
     uint8_t* dst_;
     size_t cap_, used_ = 0;
+    std::atomic<size_t> end_{0};  // the end of the furthest write_at
 };
 
 class CallbackSink final : public OutputSink {

@@ -180,14 +180,47 @@ void FileSource::read_at(uint64_t off, uint8_t* dst, size_t n) {
     }
 }
 
+uint64_t FdRange::size() const {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) throw Error("read error: " + errno_text());
+    return static_cast<uint64_t>(st.st_size) > base_ ? static_cast<uint64_t>(st.st_size) - base_ : 0;
+}
+
+void FdRange::read_at(uint64_t off, uint8_t* dst, size_t n) {
+    if (off > UINT64_MAX - base_ - n) throw stz::DataError("read past the end of the input", off);
+    off += base_;
+    while (n > 0) {
+        ssize_t r = ::pread(fd_, dst, n, static_cast<off_t>(off));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw Error("read error: " + errno_text());
+        if (r == 0) throw Error("the input file shrank while it was being read");
+        dst += r;
+        off += r;
+        n -= r;
+    }
+}
+
 FdStream::FdStream(const std::string& path) : name_(path) {
     if (path == "-") {
         fd_ = 0;
         ::fstat(0, &info_);
-        return;
+    } else {
+        fd_ = open_for_reading(path, info_, false, &pending_);
+        own_ = true;
     }
-    fd_ = open_for_reading(path, info_, false, &pending_);
-    own_ = true;
+    find_range();
+}
+
+// Standard input redirected from a file counts from where it stands (it may not be the start).
+void FdStream::find_range() {
+    if (!S_ISREG(info_.st_mode) || pending_ >= 0) return;
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    if (at >= 0) range_.emplace(fd_, static_cast<uint64_t>(at));
+}
+
+void FdStream::skip(uint64_t n) {
+    if (!range_ || n > static_cast<uint64_t>(INT64_MAX) || ::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) < 0)
+        throw Error("read error: cannot skip in the input");
 }
 
 FdStream::~FdStream() {
@@ -224,6 +257,15 @@ void FdSink::write_all(const uint8_t* data, size_t n) {
         if (w < 0 && errno == EINTR) continue;
         if (w < 0) throw Error("cannot write " + name_ + ": " + errno_text());
         done += w;
+    }
+}
+
+void AtomicFile::write_at(uint64_t off, const uint8_t* data, size_t n) {
+    while (n > 0) {
+        ssize_t w = ::pwrite(fd_, data, n, static_cast<off_t>(off));
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) throw Error("cannot write " + name_ + ": " + errno_text());
+        data += w, off += w, n -= w;
     }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 
 #include "base/io.hpp"
@@ -31,14 +32,33 @@ private:
     std::string name_;
 };
 
+// The bytes of a regular file from `base` on, read with pread (from any thread); the size is
+// the file's at each call, as a sequential read would find it.
+class FdRange final : public stz::InputSource {
+public:
+    FdRange(int fd, uint64_t base) : fd_(fd), base_(base) {}
+    uint64_t size() const override;
+    void read_at(uint64_t off, uint8_t* dst, size_t n) override;
+    bool concurrent_reads() const override { return true; }
+
+private:
+    int fd_;
+    uint64_t base_;
+};
+
 class FdStream final : public stz::InputStream {
 public:
     explicit FdStream(const std::string& path);  // "-" = stdin
     ~FdStream() override;
     size_t read(uint8_t* dst, size_t n) override;
+    // A regular file: its decoder reads chunk payloads by position, on the worker threads.
+    stz::InputSource* positioned() override { return range_ ? &*range_ : nullptr; }
+    void skip(uint64_t n) override;
     const struct stat& info() const { return info_; }  // fstat of the open file
 
 private:
+    void find_range();
+    std::optional<FdRange> range_;
     int fd_ = -1;
     bool own_ = false;
     int pending_ = -1;  // a byte already read from a FIFO (when checking it has a writer), or -1
@@ -76,6 +96,9 @@ public:
     AtomicFile(const std::string& target, bool force, int mode);
     ~AtomicFile() override;
     void commit();
+    // The temporary file (new, regular) takes writes at offsets, from any thread (pwrite).
+    bool positioned_writes() const override { return !in_place_; }
+    void write_at(uint64_t off, const uint8_t* data, size_t n) override;
     const std::string& temp_path() const { return temp_; }
     bool in_place() const { return in_place_; }  // a device or FIFO written directly
 

@@ -31,12 +31,24 @@ public:
     virtual ~InputStream() = default;
     // Returns the number of bytes read, 0 at end of input.
     virtual size_t read(uint8_t* dst, size_t n) = 0;
+    // The same bytes by position, readable from several threads at once (a regular file,
+    // memory), or nullptr (a pipe). Offsets count from the stream's first byte; size() is the
+    // whole stream's. A reader then skips bytes it leaves for other threads to read_at.
+    virtual InputSource* positioned() { return nullptr; }
+    // Moves past the next n bytes without reading them; only with positioned(), and only over
+    // bytes its size() says are there.
+    virtual void skip(uint64_t) { throw Error("this input cannot skip"); }
 };
 
 class OutputSink {
 public:
     virtual ~OutputSink() = default;
     virtual void write(const uint8_t* data, size_t n) = 0;
+    // True if write_at may be called, from several threads at once (pwrite to a new regular
+    // file): a writer then puts every byte at its offset with write_at instead of write.
+    virtual bool positioned_writes() const { return false; }
+    // Writes n bytes at offset `off` from the sink's start; only when positioned_writes().
+    virtual void write_at(uint64_t, const uint8_t*, size_t) { throw Error("this output cannot write at an offset"); }
 };
 
 class MemorySource final : public InputSource {
@@ -55,17 +67,23 @@ private:
 
 class MemoryStream final : public InputStream {
 public:
-    explicit MemoryStream(ByteSpan d) : d_(d) {}
+    explicit MemoryStream(ByteSpan d) : d_(d), all_(d) {}
     size_t read(uint8_t* dst, size_t n) override {
         n = std::min(n, d_.size() - pos_);
         std::copy_n(d_.data() + pos_, n, dst);
         pos_ += n;
         return n;
     }
+    InputSource* positioned() override { return &all_; }
+    void skip(uint64_t n) override {
+        if (n > d_.size() - pos_) throw Error("skip past the end of the input");
+        pos_ += static_cast<size_t>(n);
+    }
 
 private:
     ByteSpan d_;
     size_t pos_ = 0;
+    MemorySource all_;
 };
 
 class MemorySink final : public OutputSink {

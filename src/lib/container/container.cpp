@@ -474,9 +474,9 @@ std::optional<ChunkRecord> ContainerReader::next(PayloadCheck check) {
     read(hh, sizeof hh, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(hh);
     st.update({hh, 8});
-    read_growing(c.payload, stored, "chunk payload");
+    take_payload(c, stored, check);
     c.record_checksum = load_le<uint64_t>(hh + 8);
-    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    if (check != PayloadCheck::Now) c.record_hash_pending = std::move(record_hash);
     else check_record(st, c);
     seen_.push_back({start, c.section, c.raw_size, stored});
     raw_pos_ += c.raw_size;
@@ -497,6 +497,7 @@ void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord&
 }
 
 Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
     if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
     Bytes raw;
     try {

@@ -83,11 +83,20 @@ struct ChunkRecord {
     // the record's hash of every byte before the payload, and the checksum it must reach.
     std::shared_ptr<const Hasher> record_hash_pending;
     uint64_t record_checksum = 0;
+    // Set when the payload was left in a positioned input for the decode job to read
+    // (next(InDecodeRead)): payload is then empty, with capacity to reuse, until load_payload.
+    InputSource* payload_source = nullptr;
+    uint64_t payload_at = 0;
+    uint32_t payload_pending = 0;
+    uint64_t payload_size() const { return payload.size() + payload_pending; }
 };
 
 // When ContainerReader::next checks a chunk record's checksum over its payload: at once, or in
 // decode (on a worker thread: hashing the payload is then not serial work of the reader).
-enum class PayloadCheck { Now, InDecode };
+// InDecodeRead: as InDecode, and from a positioned input (InputStream::positioned) the payload
+// is left for the decode job to read too (ContainerReader::load_payload): the reader then only
+// reads record heads.
+enum class PayloadCheck { Now, InDecode, InDecodeRead };
 
 class ContainerWriter {
 public:
@@ -130,6 +139,8 @@ public:
     // PayloadCheck::InDecode, by decode before anything is decoded); nullopt after the end
     // record, which is verified too (chunk count, sizes, trailer).
     std::optional<ChunkRecord> next(PayloadCheck check = PayloadCheck::Now);
+    // Reads a payload next(InDecodeRead) left in the input (nothing if it did not); any thread.
+    static void load_payload(ChunkRecord& c);
     Bytes decode(const ChunkRecord& c) const;  // (checks the record,) decodes and checks the raw hash
     // Hands back the payload buffer of a chunk already decoded: the next chunk's payload is read
     // into it, so that a long stream does not allocate (and fault in) a new buffer per chunk.
@@ -152,6 +163,9 @@ private:
     // Appends n bytes to dst, growing it only as the bytes arrive (a size field of a short
     // stream cannot make it allocate more than the stream holds).
     void read_growing(Bytes& dst, size_t n, const char* what);
+    // A chunk's payload of n bytes (n checked against kMaxStageBytes): read now, or skipped
+    // and left for load_payload when `check` is InDecodeRead and the input is positioned.
+    void take_payload(ChunkRecord& c, size_t n, PayloadCheck check);
     void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
     void read_end_record(uint64_t start, Hasher& st);
     static void check_record(const Hasher& record_hash, const ChunkRecord& c);

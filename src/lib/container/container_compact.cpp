@@ -211,6 +211,34 @@ void ContainerWriter::finish_compact(uint64_t content_hash) {
 
 // ---- streaming reader ----
 
+static_assert(kMaxStageBytes <= UINT32_MAX, "ChunkRecord::payload_pending holds a payload's size");
+
+// Both layouts' readers (next, next_compact) take their payloads here.
+void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check) {
+    InputSource* src = check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
+    if (!src) return read_growing(c.payload, n, "chunk payload");
+    // The error a sequential read gives where the bytes run out: the input is the same.
+    const uint64_t size = src->size();
+    if (pos_ > size || n > size - pos_) {
+        ran_out_ = true;
+        throw DataError("truncated chunk payload", std::max(pos_, size));
+    }
+    in_.skip(n);
+    if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
+    c.payload_source = src;
+    c.payload_at = pos_;
+    c.payload_pending = static_cast<uint32_t>(n);
+    pos_ += n;
+}
+
+void ContainerReader::load_payload(ChunkRecord& c) {
+    if (!c.payload_source) return;
+    c.payload.resize(c.payload_pending);  // not zero-filled (Bytes' allocator): read_at fills it
+    c.payload_source->read_at(c.payload_at, c.payload.data(), c.payload.size());
+    c.payload_source = nullptr;
+    c.payload_pending = 0;
+}
+
 // Reads a record's head from the stream, keeping its bytes (to hash them).
 class StreamFeed final : public ByteFeed {
 public:
@@ -277,8 +305,8 @@ std::optional<ChunkRecord> ContainerReader::next_compact(PayloadCheck check) {
     wire::begin_compact_check(*record_hash, header_hash_, c.raw_offset);
     record_hash->update({rec.data(), rec.size() - 8});  // through raw_hash
     end_check_->update(rec);
-    read_growing(c.payload, size_t(head.stored_size), "chunk payload");
-    if (check == PayloadCheck::InDecode) c.record_hash_pending = std::move(record_hash);
+    take_payload(c, size_t(head.stored_size), check);
+    if (check != PayloadCheck::Now) c.record_hash_pending = std::move(record_hash);
     else check_record(*record_hash, c);
     last_raw_hash_ = c.raw_hash;
     raw_pos_ += c.raw_size;

@@ -277,7 +277,7 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
 
 uint64_t chunk_decode_cost(const ChunkRecord& c) {
     // decode_pipeline returns a copy of its last buffer: the decoded chunk counts twice.
-    uint64_t cost = c.payload.size() + c.raw_size;
+    uint64_t cost = c.payload_size() + c.raw_size;
     for (uint64_t s : c.stage_sizes) cost += s;  // the reader caps each stage size: no overflow
     return cost;
 }
@@ -292,7 +292,17 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     OutputSink& sink = patch ? *patch : out;
     OrderedHasher whole;
     const unsigned threads = std::max(1u, opt.threads);
-    ThreadPool pool = runs_inline(threads, res.header.original_size) ? ThreadPool(ThreadPool::Inline{}) : ThreadPool(threads);
+    const bool inline_run = runs_inline(threads, res.header.original_size);
+    ThreadPool pool = inline_run ? ThreadPool(ThreadPool::Inline{}) : ThreadPool(threads);
+    // With several workers, a positioned input gives each decode job its own payload to read and
+    // a positioned output (a new regular file) takes each chunk at its offset from the job that
+    // decoded it: the copies into and out of the kernel, most of the work on a fast-decoding
+    // file, then run on every thread instead of all on the calling thread, which only parses
+    // record heads. With one worker the calling thread's reading and writing overlaps the
+    // worker's decoding as it is.
+    const bool spread_io = !inline_run && threads > 1;
+    OutputSink* direct = spread_io && !patch && out.positioned_writes() ? &out : nullptr;
+    const PayloadCheck check = spread_io ? PayloadCheck::InDecodeRead : PayloadCheck::InDecode;
     // A decoded chunk, and the payload buffer it came from (recycled for a later chunk).
     struct Decoded {
         Bytes raw, payload;
@@ -302,7 +312,7 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         pool, 2 * size_t(threads), opt.memory_budget, [&](const std::pair<uint32_t, uint64_t>& tag, Decoded&& d) {
             whole.hashed(tag.second);  // before its bytes are written and freed
             r.recycle_payload(std::move(d.payload));
-            sink.write(d.raw.data(), d.raw.size());
+            if (!direct) sink.write(d.raw.data(), d.raw.size());
             res.bytes_out += d.raw.size();
             if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[tag.first].name);
         });
@@ -312,10 +322,12 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     } stop_hashing{whole};  // destroyed before the queue and its results
     // The record checksums over the payloads are checked by the decode jobs, which also feed the
     // whole-file hash: the reading thread only reads and writes, so that it keeps the workers fed.
+    // (The output is the original only once the whole-file hash below matched: a positioned
+    // output is a temporary file that the caller renames into place after that.)
     for (;;) {
         std::optional<ChunkRecord> c;
         try {
-            c = r.next(PayloadCheck::InDecode);
+            c = r.next(check);
         } catch (const DataError&) {
             queue.drain();  // a damaged chunk before this point is named first, as when checked at once
             throw;
@@ -324,9 +336,11 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
         const uint64_t n = seq++;
-        queue.submit({rec->section, n}, cost, [&r, &whole, rec, n] {
+        queue.submit({rec->section, n}, cost, [&r, &whole, rec, n, direct] {
+            ContainerReader::load_payload(*rec);
             Decoded d{r.decode(*rec), std::move(rec->payload)};
             whole.add(n, d.raw);
+            if (direct) direct->write_at(rec->raw_offset, d.raw.data(), d.raw.size());
             return d;
         });
     }
