@@ -220,3 +220,31 @@ TEST_CASE("codec ids are stable and unique", "[codec]") {
     CHECK(find_codec("zstd")->id() == 4);
     CHECK(find_codec("lzma")->id() == 5);
 }
+
+TEST_CASE("lzma codes a small block to the same bytes whatever the thread's encoder coded before", "[codec]") {
+    // Small blocks share an encoder kept per thread: what it coded before (another preset,
+    // another dictionary size, a large block coded apart) must not change a block's bytes.
+    const Codec* lzma = find_codec("lzma");
+    REQUIRE(lzma);
+    const Bytes p6 = lzma->make_params({"6"}, DataShape{}), p9e = lzma->make_params({"9e"}, DataShape{});
+    Bytes small = stztest::random_bytes(3000, 21);
+    for (size_t i = 0; i < small.size(); ++i) small[i] %= 7;  // compressible: matches and literals
+    Bytes other = stztest::random_bytes(40000, 22), large = stztest::random_bytes(200000, 23);
+    for (auto& b : other) b %= 3;
+    auto code = [&](const Bytes& in, const Bytes& params) {
+        Bytes out;
+        lzma->encode(in, params, out);
+        Bytes back;
+        lzma->decode(out, params, in.size(), back);
+        REQUIRE(back == in);
+        return out;
+    };
+    const Bytes first = code(small, p6);
+    CHECK(first.size() < small.size() / 2);
+    code(other, p9e);
+    code(large, p6);
+    code(other, p6);
+    CHECK(code(small, p6) == first);
+    CHECK(code(small, p9e).size() <= first.size() + 16);
+    CHECK(code(small, p6) == first);
+}

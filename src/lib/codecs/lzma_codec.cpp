@@ -10,6 +10,14 @@ namespace stz {
 namespace {
 
 constexpr uint32_t kMaxDict = 64u << 20;
+// The largest dictionary whose encoder is kept per thread between blocks (token lists: a few KB;
+// bt4 keeps ~1 MB at 64 KB).
+constexpr uint32_t kKeptDict = 64u << 10;
+
+struct KeptStream {
+    lzma_stream strm = LZMA_STREAM_INIT;
+    ~KeptStream() { lzma_end(&strm); }
+};
 
 // The dictionary the encoder picks for n bytes: the smallest power of two >= n, within
 // [LZMA_DICT_SIZE_MIN, kMaxDict]. A decoder allocates it, so a block may not ask for more.
@@ -54,10 +62,32 @@ public:
         append_le<uint32_t>(out, dict);
         size_t base = out.size();
         out.resize(base + in.size() + in.size() / 2 + 4096);
-        size_t pos = 0;
-        lzma_ret r = lzma_raw_buffer_encode(filters, nullptr, in.data(), in.size(), out.data() + base, &pos, out.size() - base);
-        if (r != LZMA_OK) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
+        const size_t pos = dict <= kKeptDict ? encode_kept(filters, in, out.data() + base, out.size() - base)
+                                             : encode_once(filters, in, out.data() + base, out.size() - base);
         out.resize(base + pos);
+    }
+    static size_t encode_once(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t cap) {
+        size_t pos = 0;
+        lzma_ret r = lzma_raw_buffer_encode(filters, nullptr, in.data(), in.size(), dst, &pos, cap);
+        if (r != LZMA_OK) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
+        return pos;
+    }
+    // Small blocks (token lists: a few KB) through an encoder kept per thread: set up anew per
+    // block (lzma_raw_buffer_encode), its tables and buffers were allocated, page-faulted and
+    // freed each time, which cost more than coding the block. liblzma re-initialises a kept
+    // encoder to the same state as a fresh one (the same bytes) and reuses its memory when the
+    // dictionary is the same size. Large dictionaries are not kept (their memory would stay).
+    static size_t encode_kept(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t cap) {
+        thread_local KeptStream kept;
+        lzma_stream& strm = kept.strm;
+        lzma_ret r = lzma_raw_encoder(&strm, filters);
+        if (r != LZMA_OK) throw Error("lzma: encoder setup failed (" + std::to_string(r) + ")");
+        strm.next_in = in.data(), strm.avail_in = in.size();
+        strm.next_out = dst, strm.avail_out = cap;
+        do r = lzma_code(&strm, LZMA_FINISH);
+        while (r == LZMA_OK && strm.avail_out);
+        if (r != LZMA_STREAM_END) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
+        return cap - strm.avail_out;
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);

@@ -43,11 +43,22 @@ constexpr size_t kMinOrder1 = 8192;   // order-1 tables cost more than they save
 constexpr uint8_t kModeStored = 0, kModeRans = 1;
 constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
 
+// The sampling step of an estimate over n bytes: every byte up to `full`, every 2nd up to
+// `half`, every 4th up to 4 * `samples`, past that about `samples` bytes. A step above 4 is
+// odd, so that a plane whose rows are a power of two long is still sampled in every column.
+// (The estimates' decisions on every corpus file are the same as counting at the steps of
+// before, 1 and 4, which cost 6-10 % of the default's compression.)
+size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
+    if (n <= full) return 1;
+    if (n <= half) return 2;
+    return std::max<size_t>(4, (n / samples) | 1);
+}
+
 // Order-0 entropy estimate (no table cost): near-random planes are stored without spending
-// the coder's time on them. Past 64 KB a quarter of the bytes (every 4th) is a fine sample.
+// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
 bool worth_coding(ByteSpan in) {
     uint32_t h[4][256] = {};
-    const size_t step = in.size() > (64u << 10) ? 4 : 1;
+    const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
     size_t i = 0, n = 0;
     for (; i + 4 * step <= in.size(); i += 4 * step, n += 4)
         ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
@@ -63,8 +74,9 @@ bool worth_coding(ByteSpan in) {
 // Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
 // order-1 table (a frequency list per context) costs far more than order-0's, and on planes
 // whose bytes do not depend on the previous one (quants of a model without channel structure)
-// order-1 loses 2-3 %. Entropies from every pair (a quarter of the pairs past 256 KB; a
-// first, smaller sample on large planes, see order1_pays), table sizes from the distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
+// order-1 loses 2-3 %. Entropies from the pairs at sample_step's positions (every pair up to
+// 32 KB; a first, smaller sample on large planes, see order1_pays), table sizes from the
+// distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
 // packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // k * log2(k), tabulated for the small counts that most symbols and pairs have: one log2 per
 // used pair cost a third of the estimate on small planes. The table is built once (a
@@ -150,7 +162,7 @@ bool order1_pays(ByteSpan in) {
         const OrderCosts quick = order_costs(in, in.size() / kMaxSampledPairs, values * values);
         if (quick.cost1 < 0.95 * quick.cost0) return true;
     }
-    const OrderCosts full = order_costs(in, in.size() > (256u << 10) ? 4 : 1, 0);
+    const OrderCosts full = order_costs(in, sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10), 0);
     return full.cost1 < 0.99 * full.cost0;
 }
 
@@ -187,18 +199,23 @@ public:
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
         rans_init_cpu_once();
-        thread_local PaddedBuffer src_buf, dst_buf;
+        thread_local PaddedBuffer src_buf;
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* src = padded(src_buf, n);
         std::memcpy(src, in.data(), n);
-        unsigned bound = rans_compress_bound_4x16(n, flags);
-        uint8_t* dst = padded(dst_buf, bound);
+        // The stream goes straight into `out` (kPad bytes of slack after it, cut off after),
+        // not through a buffer of its own and a copy.
+        const unsigned bound = rans_compress_bound_4x16(n, flags);
+        const size_t base = out.size();
+        out.resize(base + 1 + bound + kPad);
+        out[base] = kModeRans;
         unsigned written = bound;
-        if (!rans_compress_to_4x16(src, n, dst, &written, flags) || written == 0 || written > bound ||
-            written >= in.size())
+        if (!rans_compress_to_4x16(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
+            written > bound || written >= in.size()) {
+            out.resize(base);
             return store(in, out);
-        out.push_back(kModeRans);
-        append_bytes(out, ByteSpan(dst, written));
+        }
+        out.resize(base + 1 + written);
     }
     static void store(ByteSpan in, Bytes& out) {
         out.push_back(kModeStored);
@@ -210,7 +227,28 @@ public:
         // Sizes checked before allocating.
         if (in[0] == kModeRans) check_coded(in.subspan(1), out_size);
         else if (in[0] == kModeStored && in.size() - 1 != out_size) throw Error("rans: stored size does not match");
-        decode_appending(in, params, out_size, out);
+        if (in[0] != kModeRans) return decode_appending(in, params, out_size, out);
+        // Into `out` itself, with kPad bytes of slack after (cut off after): no copy out of a
+        // buffer of the library's own (decode_into, whose caller's memory has no slack, copies).
+        const size_t base = out.size();
+        out.resize(base + out_size + kPad);
+        try {
+            decode_coded(in.subspan(1), out_size, out.data() + base);
+        } catch (...) {
+            out.resize(base);
+            throw;
+        }
+        out.resize(base + out_size);
+    }
+    // A checked stream (check_coded) into `dst`, which has kPad bytes of slack after out_size.
+    static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst) {
+        rans_init_cpu_once();
+        thread_local PaddedBuffer src_buf;
+        uint8_t* src = padded(src_buf, body.size());
+        std::memcpy(src, body.data(), body.size());
+        unsigned got = static_cast<unsigned>(out_size);
+        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
+            throw Error("rans: corrupt stream");
     }
     static void check_coded(ByteSpan body, size_t out_size) {
         if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < 2 || body.size() >= out_size)
@@ -228,14 +266,9 @@ public:
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
         check_coded(body, out_size);
-        rans_init_cpu_once();
-        thread_local PaddedBuffer src_buf, dst_buf;
-        uint8_t* src = padded(src_buf, body.size());
-        std::memcpy(src, body.data(), body.size());
+        thread_local PaddedBuffer dst_buf;
         uint8_t* dst = padded(dst_buf, out_size);
-        unsigned got = static_cast<unsigned>(out_size);
-        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
-            throw Error("rans: corrupt stream");
+        decode_coded(body, out_size, dst);
         std::memcpy(out, dst, out_size);
     }
     std::string describe(ByteSpan params) const override {
