@@ -379,15 +379,14 @@ const Bytes& rans_order1() {
     static const Bytes p = rans().make_params({"1"}, DataShape{});
     return p;
 }
-
-
-constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
-
-// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
 const Bytes& rans_order0() {
     static const Bytes p = rans().make_params({"0"}, DataShape{});
     return p;
 }
+
+constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
+
+// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
 void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true) {
     const size_t at = out.size();
     if (sized) append_le<uint32_t>(out, 0);
