@@ -19,6 +19,19 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// n bytes at `off` of a regular file (any thread); the file ending first means it shrank.
+void pread_all(int fd, uint64_t off, uint8_t* dst, size_t n) {
+    while (n > 0) {
+        ssize_t r = ::pread(fd, dst, n, static_cast<off_t>(off));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw Error("read error: " + errno_text());
+        if (r == 0) throw Error("the input file shrank while it was being read");
+        dst += r;
+        off += r;
+        n -= r;
+    }
+}
+
 // Paths for the signal handler: a fixed table, so the handler needs no allocation or lock.
 constexpr int kCleanupSlots = 8;
 constexpr size_t kCleanupPathMax = 4096;
@@ -169,15 +182,7 @@ FileSource::~FileSource() {
 
 void FileSource::read_at(uint64_t off, uint8_t* dst, size_t n) {
     if (off > size_ || n > size_ - off) throw stz::DataError("read past the end of the input", off);
-    while (n > 0) {
-        ssize_t r = ::pread(fd_, dst, n, static_cast<off_t>(off));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) throw Error("read error: " + errno_text());
-        if (r == 0) throw Error("the input file shrank while it was being read");
-        dst += r;
-        off += r;
-        n -= r;
-    }
+    pread_all(fd_, off, dst, n);
 }
 
 uint64_t FdRange::size() const {
@@ -189,15 +194,7 @@ uint64_t FdRange::size() const {
 void FdRange::read_at(uint64_t off, uint8_t* dst, size_t n) {
     if (off > UINT64_MAX - base_ - n) throw stz::DataError("read past the end of the input", off);
     off += base_;
-    while (n > 0) {
-        ssize_t r = ::pread(fd_, dst, n, static_cast<off_t>(off));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) throw Error("read error: " + errno_text());
-        if (r == 0) throw Error("the input file shrank while it was being read");
-        dst += r;
-        off += r;
-        n -= r;
-    }
+    pread_all(fd_, off, dst, n);
 }
 
 FdStream::FdStream(const std::string& path) : name_(path) {
