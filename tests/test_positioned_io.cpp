@@ -17,36 +17,23 @@ namespace {
 const std::string kBin = STATEZIP_BIN;
 const std::string kGen = STATEZIP_GEN;
 
-// A stream that only reads in order (a pipe), counting the bytes it gives.
-class SequentialStream final : public InputStream {
-public:
-    explicit SequentialStream(ByteSpan d) : m_(d) {}
-    size_t read(uint8_t* dst, size_t n) override {
-        const size_t r = m_.read(dst, n);
-        given += r;
-        return r;
-    }
-    uint64_t given = 0;
-
-private:
-    MemoryStream m_;
-};
-
-// A memory stream that counts what is read in order (not by position).
+// A memory stream that counts the bytes it gives in order. Positioned, it also gives them by
+// position (as a regular file or memory does); else only in order (a pipe).
 class CountingStream final : public InputStream {
 public:
-    explicit CountingStream(ByteSpan d) : m_(d) {}
+    CountingStream(ByteSpan d, bool positioned) : m_(d), positioned_(positioned) {}
     size_t read(uint8_t* dst, size_t n) override {
         const size_t r = m_.read(dst, n);
         given += r;
         return r;
     }
-    InputSource* positioned() override { return m_.positioned(); }
-    void skip(uint64_t n) override { m_.skip(n); }
+    InputSource* positioned() override { return positioned_ ? m_.positioned() : nullptr; }
+    void skip(uint64_t n) override { positioned_ ? m_.skip(n) : InputStream::skip(n); }
     uint64_t given = 0;
 
 private:
     MemoryStream m_;
+    bool positioned_;
 };
 
 // Memory written at offsets, from any thread, or in order (a writer uses one or the other).
@@ -70,16 +57,8 @@ private:
     std::mutex m_;
 };
 
-Bytes many_chunk_input() {
-    Bytes in = channel_floats16(2048, 512, 21);  // 2 MiB
-    in.resize(in.size() + 200000, 0);
-    append_bytes(in, random_bytes(500000, 22));
-    return in;
-}
-
-template <class Stream>
-std::string error_through(const Bytes& stz, unsigned threads) {
-    Stream s(stz);
+// The error decompressing from `s` gives, or "".
+std::string error_through(InputStream&& s, unsigned threads) {
     MemorySink sink;
     try {
         decompress_stream(s, sink, threads);
@@ -94,19 +73,17 @@ std::string error_through(const Bytes& stz, unsigned threads) {
 TEST_CASE("positioned io: payloads read by the jobs, chunks written at offsets, every thread count alike",
           "[threads][positioned]") {
     const Bytes in = many_chunk_input();
-    CompressOptions opt;
-    opt.chunk_bytes = 64u << 10;
-    const Bytes stz = compress_bytes(in, opt);
+    const Bytes stz = compress_in_small_chunks(in);
     for (unsigned t : {1u, 2u, 4u}) {
         INFO("threads " << t);
-        SequentialStream seq(stz);
+        CountingStream seq(stz, false);
         MemorySink seq_out;
         decompress_stream(seq, seq_out, t);
         CHECK(seq_out.out == in);
         CHECK(seq.given == stz.size());
         // With workers the reader takes only the record heads in order and the jobs write at
         // offsets; with one worker the calling thread reads and writes everything, in order.
-        CountingStream pos(stz);
+        CountingStream pos(stz, true);
         PositionedMemorySink pos_out;
         const DecompressResult r = decompress_stream(pos, pos_out, t);
         CHECK(pos_out.out == in);
@@ -125,9 +102,7 @@ TEST_CASE("positioned io: payloads read by the jobs, chunks written at offsets, 
 TEST_CASE("positioned io: a truncated or damaged file gives the same error through either input path",
           "[threads][positioned][corruption]") {
     const Bytes in = many_chunk_input();
-    CompressOptions opt;
-    opt.chunk_bytes = 64u << 10;
-    const Bytes good = compress_bytes(in, opt);
+    const Bytes good = compress_in_small_chunks(in);
     std::vector<Bytes> bad;
     for (size_t len : {good.size() / 3, good.size() / 2 + 7, good.size() - 20, good.size() - 1}) bad.emplace_back(good.begin(), good.begin() + len);
     for (size_t at : {good.size() / 4, good.size() / 2, good.size() - 100}) {
@@ -136,12 +111,12 @@ TEST_CASE("positioned io: a truncated or damaged file gives the same error throu
     }
     for (size_t i = 0; i < bad.size(); ++i) {
         INFO("damaged file " << i);
-        const std::string seq = error_through<SequentialStream>(bad[i], 1);
+        const std::string seq = error_through(CountingStream(bad[i], false), 1);
         CHECK_FALSE(seq.empty());
         for (unsigned t : {1u, 2u, 4u}) {
             INFO("threads " << t);
-            CHECK(error_through<SequentialStream>(bad[i], t) == seq);
-            CHECK(error_through<MemoryStream>(bad[i], t) == seq);
+            CHECK(error_through(CountingStream(bad[i], false), t) == seq);
+            CHECK(error_through(MemoryStream(bad[i]), t) == seq);
         }
     }
 }
@@ -184,9 +159,7 @@ TEST_CASE("positioned io cli: -T1/-T2/-T4 from a file to a file, and from a pipe
 TEST_CASE("positioned io capi: stz_decompress_threads copies the chunks in at their offsets, the same for every count",
           "[threads][positioned][capi]") {
     const Bytes in = many_chunk_input();
-    CompressOptions opt;
-    opt.chunk_bytes = 64u << 10;
-    const Bytes stz = compress_bytes(in, opt);
+    const Bytes stz = compress_in_small_chunks(in);
     for (int threads : {1, 2, 4}) {
         INFO("threads " << threads);
         Bytes back(in.size() + 10, 0xee);

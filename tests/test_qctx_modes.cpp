@@ -23,6 +23,20 @@ Bytes noise_blocks(ElemType t, size_t blocks, uint64_t seed) {
     return b;
 }
 
+// Encodes `data` with `p`, checks that it decodes back, and returns the payload's mode byte.
+uint8_t round_trip_mode(const Pipeline& p, const Bytes& data) {
+    const EncodedChunk e = encode_pipeline(p, data);
+    CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == data);
+    return e.payload.at(0);
+}
+
+// `n` records, each a 12-byte head(r) and its blocks(r).
+template <class Head, class Blocks> Bytes records_of(int n, Head head, Blocks blocks) {
+    Bytes out;
+    for (int r = 0; r < n; ++r) append_bytes(out, head(r)), append_bytes(out, blocks(r));
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry", "[quant][qctx]") {
@@ -34,25 +48,19 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
             const Pipeline p = parse_pipeline("qctx", blocks_shape(t, cols));
             for (size_t rows : {1, 17, 300}) {
                 Bytes data = noise_blocks(t, rows * cols, rows + cols);
-                const EncodedChunk e = encode_pipeline(p, data);
-                if (rows >= 300) CHECK(e.payload[0] == 2);  // (a few rows: each channel's few values look learnable)
-                CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == data);
+                const uint8_t mode = round_trip_mode(p, data);
+                if (rows >= 300) CHECK(mode == 2);  // (a few rows: each channel's few values look learnable)
                 data.resize(data.size() + W / 2, 0x5a);  // a partial block at the end
-                const EncodedChunk partial = encode_pipeline(p, data);
-                CHECK(decode_pipeline(p, partial.payload, partial.stage_input_sizes) == data);
+                round_trip_mode(p, data);
             }
             // Records of whole rows (the transpose per record) and of rows cut by the record end
             // (5 blocks a record with 3 or 4 a row: byte by byte); heads that repeat and that do not.
             for (uint64_t per_record : {cols * 20, uint64_t{5}}) {
                 const Pipeline pr = parse_pipeline("qctx", blocks_shape(t, cols, per_record));
-                Bytes records;
-                for (int r = 0; r < 100; ++r) {
-                    append_bytes(records, r % 3 ? Bytes(12, 9) : random_bytes(12, 100 + r));
-                    append_bytes(records, noise_blocks(t, per_record, 200 + r));
-                }
-                const EncodedChunk e = encode_pipeline(pr, records);
-                CHECK(e.payload[0] == 2);
-                CHECK(decode_pipeline(pr, e.payload, e.stage_input_sizes) == records);
+                const Bytes records = records_of(
+                    100, [](int r) { return r % 3 ? Bytes(12, 9) : random_bytes(12, 100 + r); },
+                    [&](int r) { return noise_blocks(t, per_record, 200 + r); });
+                CHECK(round_trip_mode(pr, records) == 2);
             }
         }
     }
@@ -62,8 +70,8 @@ TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][h
     const Codec* q = find_codec("qctx");
     REQUIRE(q);
     const Bytes params = parse_pipeline("qctx", blocks_shape(ElemType::Q4_1, 2, 40)).stages[0].params;
-    Bytes data;
-    for (int r = 0; r < 8; ++r) append_bytes(data, random_bytes(12, r)), append_bytes(data, noise_blocks(ElemType::Q4_1, 40, r));
+    const Bytes data = records_of(8, [](int r) { return random_bytes(12, r); },
+                                  [](int r) { return noise_blocks(ElemType::Q4_1, 40, r); });
     Bytes payload;
     q->encode(data, params, payload);
     REQUIRE(payload[0] == 2);
@@ -102,18 +110,14 @@ TEST_CASE("qctx:planes writes mode 2 where qctx takes the model per channel", "[
         const Pipeline model = parse_pipeline("qctx", blocks_shape(t, 2));
         const Pipeline planes = parse_pipeline("qctx:planes", blocks_shape(t, 2));
         CHECK(planes.describe() == "qctx:planes");
-        const EncodedChunk m = encode_pipeline(model, trained), e = encode_pipeline(planes, trained);
-        CHECK(m.payload[0] == 1);
-        CHECK(e.payload[0] == 2);
-        CHECK(decode_pipeline(planes, e.payload, e.stage_input_sizes) == trained);
+        CHECK(round_trip_mode(model, trained) == 1);
+        CHECK(round_trip_mode(planes, trained) == 2);
         // With records: the 14-byte form.
-        Bytes records;
-        for (int r = 0; r < 20; ++r) append_bytes(records, random_bytes(12, r)), append_bytes(records, channel_blocks(t, 40, 2, r));
+        const Bytes records = records_of(20, [](int r) { return random_bytes(12, r); },
+                                         [&](int r) { return channel_blocks(t, 40, 2, r); });
         const Pipeline pr = parse_pipeline("qctx:planes", blocks_shape(t, 2, 80));
         CHECK(pr.stages[0].params.size() == 14);
-        const EncodedChunk er = encode_pipeline(pr, records);
-        CHECK(er.payload[0] == 2);
-        CHECK(decode_pipeline(pr, er.payload, er.stage_input_sizes) == records);
+        CHECK(round_trip_mode(pr, records) == 2);
     }
 }
 

@@ -19,15 +19,6 @@ namespace {
 const std::string kBin = STATEZIP_BIN;
 const std::string kGen = STATEZIP_GEN;
 
-// A many-chunk input: f16-like rows, a zero run, and random bytes (chunks that store).
-Bytes many_chunk_input() {
-    Bytes in = channel_floats16(2048, 512, 11);  // 2 MiB
-    Bytes noise = random_bytes(600000, 12);
-    in.resize(in.size() + 300000, 0);
-    append_bytes(in, noise);
-    return in;
-}
-
 std::string decode_error(const Bytes& stz, unsigned threads) {
     try {
         decompress_bytes(stz, threads);
@@ -65,9 +56,7 @@ TEST_CASE("stream threads: -T1 and -T4 give the same bytes both ways on a many-c
 
 TEST_CASE("stream threads: a damaged chunk in the middle gives the same error for every thread count", "[threads][corruption]") {
     const Bytes in = many_chunk_input();
-    CompressOptions opt;
-    opt.chunk_bytes = 64u << 10;
-    const Bytes good = compress_bytes(in, opt);
+    const Bytes good = compress_in_small_chunks(in);
     // Bytes inside later chunks' payloads: found by the decode jobs (payload and raw checksums),
     // while the chunks after them are being decoded and the ones before already hashed.
     for (size_t at : {good.size() / 2, good.size() * 3 / 4, good.size() - 200}) {

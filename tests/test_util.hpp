@@ -117,6 +117,23 @@ inline stz::Bytes channel_floats16(size_t rows, size_t cols, uint64_t seed) {
     return b;
 }
 
+// A many-chunk input (2.9 MB): f16-like rows, a zero run, and random bytes (chunks that store).
+inline stz::Bytes many_chunk_input() {
+    stz::Bytes in = channel_floats16(2048, 512, 11);  // 2 MiB
+    stz::Bytes noise = random_bytes(600000, 12);
+    in.resize(in.size() + 300000, 0);
+    stz::append_bytes(in, noise);
+    return in;
+}
+
+// `in` compressed in chunks of 64 KiB: many_chunk_input gives ~45, more than the decoder's
+// queue holds for any thread count the tests use.
+inline stz::Bytes compress_in_small_chunks(const stz::Bytes& in) {
+    stz::CompressOptions opt;
+    opt.chunk_bytes = 64u << 10;
+    return compress_bytes(in, opt);
+}
+
 // `n_f32` f32 values cycling through every special value (±0, ±Inf, NaN, denormals, extremes),
 // then the f16 specials, then one odd byte.
 inline stz::Bytes float_specials(int n_f32) {
