@@ -475,6 +475,7 @@ public:
         return p;
     }
     void check_params(ByteSpan p) const override { (void)read_qparams(p); }
+    std::vector<std::string> sample_specs() const override { return {"qctx", "qctx:planes"}; }
     std::string describe(ByteSpan p) const override {
         if (read_qparams(p).planes_only) return "qctx:planes";
         return p.size() == 4 && p[3] != kDefaultRate ? "qctx:" + std::to_string(p[3]) : "qctx";
