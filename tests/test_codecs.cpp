@@ -248,3 +248,38 @@ TEST_CASE("lzma codes a small block to the same bytes whatever the thread's enco
     CHECK(code(small, p9e).size() <= first.size() + 16);
     CHECK(code(small, p6) == first);
 }
+
+// Alternatives that begin alike share their first stages' output (encode_chunk); each must
+// still get exactly the payload and stage sizes it gets on its own, whatever the pattern of
+// sharing: a whole alternative as the prefix, the same prefix over three, a prefix that
+// shrinks, alternatives that share nothing.
+TEST_CASE("alternatives continued from a shared stage prefix code as they do alone", "[codec]") {
+    const char* specs[] = {"deltarun|deltarun+zstd:19|deltarun+lzma:6",
+                           "deltarun:0+lzma:6|deltarun:0",
+                           "shuffle:4+rle+zstd:3|shuffle:4+rle+lz4|shuffle:4+zstd:1|zstd:1|zstd:1+lz4",
+                           "trim+shuffle:2|trim|trim+shuffle:2+zstd:3|shuffle:2"};
+    Bytes words;
+    for (uint32_t i = 0; i < 5000; ++i) append_le<uint32_t>(words, i / 3 * 7 + (i % 3 == 2 ? i % 11 : 0));
+    for (const Bytes& in : {words, random_bytes(30000, 9), Bytes(4096, 0), Bytes{}}) {
+        for (const char* spec : specs) {
+            const std::vector<Pipeline> alts = parse_alternatives(spec, {});
+            StagePrefix prefix;
+            size_t reused = 0;
+            for (size_t a = 0; a < alts.size(); ++a) {
+                INFO(spec << " alternative " << a);
+                reused += prefix.stages;
+                const size_t keep = a + 1 < alts.size() ? shared_stages(alts[a], alts[a + 1]) : 0;
+                const EncodedChunk shared = encode_pipeline(alts[a], in, prefix, keep);
+                const EncodedChunk alone = encode_pipeline(alts[a], in);
+                CHECK(shared.payload == alone.payload);
+                CHECK(shared.stage_input_sizes == alone.stage_input_sizes);
+                CHECK(decode_pipeline(alts[a], shared.payload, shared.stage_input_sizes) == in);
+            }
+            CHECK(reused > 0);
+        }
+    }
+    // A prefix longer than the pipeline it is handed to is refused, not read past.
+    const Pipeline one = parse_pipeline("zstd:1", {});
+    StagePrefix two{2, Bytes(10, 1), {10, 10}};
+    CHECK_THROWS(encode_pipeline(one, Bytes(10, 1), two, 0));
+}

@@ -74,19 +74,45 @@ std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape&
 }
 
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw) {
-    // The first stage reads the caller's bytes in place; later stages read the previous
-    // stage's output. (A chunk is up to 64 MiB: copying it first would be wasted work.)
+    StagePrefix none;
+    return encode_pipeline(p, raw, none, 0);
+}
+
+size_t shared_stages(const Pipeline& p, const Pipeline& q) {
+    size_t n = 0;
+    while (n < p.stages.size() && n < q.stages.size() && p.stages[n].codec == q.stages[n].codec &&
+           p.stages[n].params == q.stages[n].params)
+        ++n;
+    return n;
+}
+
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep) {
+    // The first stage reads the caller's bytes (or the prefix's output) in place; later stages
+    // read the previous stage's output. (A chunk is up to 64 MiB: copying it first would be
+    // wasted work.)
+    if (prefix.stages > p.stages.size() || keep > p.stages.size()) throw Error("pipeline: stage prefix longer than the pipeline");
     EncodedChunk r;
-    ByteSpan in = raw;
-    Bytes cur, next;
-    for (const auto& st : p.stages) {
+    const size_t first = prefix.stages;
+    Bytes cur = std::move(prefix.output), next;
+    r.stage_input_sizes = std::move(prefix.input_sizes);
+    prefix = StagePrefix{};
+    ByteSpan in = first ? ByteSpan(cur) : raw;
+    const bool keeps = keep > 0 && keep >= first;  // an earlier stage's output is gone by now
+    const auto keep_output = [&](Bytes&& output) {
+        prefix.stages = keep, prefix.output = std::move(output);
+        prefix.input_sizes.assign(r.stage_input_sizes.begin(), r.stage_input_sizes.begin() + static_cast<ptrdiff_t>(keep));
+    };
+    for (size_t i = first; i < p.stages.size(); ++i) {
         r.stage_input_sizes.push_back(in.size());
         next.clear();
-        st.codec->encode(in, st.params, next);
+        p.stages[i].codec->encode(in, p.stages[i].params, next);
         std::swap(cur, next);
         in = cur;
+        if (keeps && i == keep) keep_output(std::move(next));  // stage i's input: moved, not copied
     }
-    r.payload = p.stages.empty() ? Bytes(raw.begin(), raw.end()) : std::move(cur);
+    if (keeps && keep == p.stages.size()) keep_output(Bytes(cur));  // the payload itself: a copy
+    if (p.stages.empty()) cur.assign(raw.begin(), raw.end());
+    r.payload = std::move(cur);
     return r;
 }
 

@@ -30,6 +30,21 @@ struct EncodedChunk {
 };
 
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw);
+
+// The number of stages that p and q begin with alike (the same codec with the same parameters).
+size_t shared_stages(const Pipeline& p, const Pipeline& q);
+// What the first `stages` stages of a pipeline made of one chunk: alternatives that begin alike
+// ("deltarun|deltarun+zstd:19") code those stages once per chunk, not once per alternative.
+struct StagePrefix {
+    size_t stages = 0;  // 0: nothing kept
+    Bytes output;       // the last of those stages' output
+    std::vector<uint64_t> input_sizes;
+};
+// encode_pipeline, starting after `prefix`'s stages (which p must begin with: made by an
+// alternative q with shared_stages(q, p) >= prefix.stages), and leaving in `prefix` what p's
+// first `keep` stages made (for the next alternative; keep = 0 keeps nothing). Codecs are pure
+// functions of their input and parameters, so the payload is the one encode_pipeline makes.
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep);
 // Throws unless each stage's declared sizes are ones its codec can produce (sizes[i] is the
 // input of stage i, `payload` the last stage's output): bounds work and memory by the input.
 // Whoever reads sizes from untrusted bytes calls it before decode_pipeline (the container

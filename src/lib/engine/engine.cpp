@@ -72,8 +72,13 @@ bool runs_inline(unsigned threads, uint64_t input_bytes) {
 }
 
 // A chunk being encoded holds its raw bytes, the stage buffers of the alternative being
-// tried and the best output so far: about four times its size.
-constexpr uint64_t kEncodeCostFactor = 4;
+// tried and the best output so far: about four times its size; one more where alternatives
+// begin alike (the output of the stages they share is kept for the next one).
+uint64_t encode_cost_factor(const std::vector<Pipeline>& alternatives) {
+    for (size_t a = 0; a + 1 < alternatives.size(); ++a)
+        if (shared_stages(alternatives[a], alternatives[a + 1])) return 5;
+    return 4;
+}
 
 struct Encoded {
     EncodedChunk enc;
@@ -86,8 +91,11 @@ struct Encoded {
 Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
     Encoded d;
     d.hash = hash64(raw);
-    for (const Pipeline& p : alternatives) {
-        EncodedChunk e = encode_pipeline(p, raw);
+    StagePrefix prefix;  // what the stages this alternative shares with the one before made
+    for (size_t a = 0; a < alternatives.size(); ++a) {
+        const Pipeline& p = alternatives[a];
+        const size_t keep = a + 1 < alternatives.size() ? shared_stages(p, alternatives[a + 1]) : 0;
+        EncodedChunk e = encode_pipeline(p, raw, prefix, keep);
         if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
     }
     if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), d.used = &store;  // never expand
@@ -166,14 +174,15 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
     } stop_hashing{whole};  // destroyed before the queue and its results
     for (size_t ci = 0; ci < plan.chunks.size(); ++ci) {
         const ChunkJob& j = plan.chunks[ci];
-        queue.make_room(kEncodeCostFactor * j.size);
+        const std::vector<Pipeline>* alts = &plan.sections[j.section].alternatives;
+        const uint64_t cost = encode_cost_factor(*alts) * j.size;
+        queue.make_room(cost);
         auto raw = std::make_shared<Bytes>();
         if (!workers_read) {
             *raw = buffers.take(j.size);
             in.read_at(j.offset, raw->data(), j.size);
         }
-        const std::vector<Pipeline>* alts = &plan.sections[j.section].alternatives;
-        queue.submit(ci, kEncodeCostFactor * j.size, [&, alts, raw, ci, j] {
+        queue.submit(ci, cost, [&, alts, raw, ci, j] {
             if (workers_read) {
                 *raw = buffers.take(j.size);
                 in.read_at(j.offset, raw->data(), j.size);
