@@ -31,24 +31,15 @@
 
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
-#include "byte_transpose.hpp"
+#include "quant_context.hpp"
 #include "range_coder.hpp"
 
-namespace stz {
+namespace stz::qctx {
 
 namespace {
 
-constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4, kScaleRate = 4;
-// Where a model per channel does not pay (the random-weight model's K) the bytes after the
-// scales go, channel-major, through order-1 rANS: as small as an adaptive shared model and
-// at rANS's speed instead of a binary decision per bit.
-constexpr unsigned kElems = 32;
+constexpr unsigned kScaleRate = 4;  // adaptation rate of the scale and record head models
 
-struct BlockLayout {
-    unsigned bytes, bits;  // block size; bits per quant value
-    bool has_min, has_high;
-    unsigned quants_at() const { return 2 + (has_min ? 2 : 0) + (has_high ? 4 : 0); }
-};
 constexpr BlockLayout kLayouts[] = {
     {34, 8, false, false},  // q8_0
     {18, 4, false, false},  // q4_0, iq4_nl
@@ -61,12 +52,6 @@ constexpr uint8_t kCopyLayout = std::size(kLayouts);
 
 constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
 
-struct QParams {
-    BlockLayout layout;
-    unsigned cols = 1, rate = kDefaultRate;
-    uint64_t record = 0, head = 0;  // records of `record` bytes, `head` of other data then blocks; 0 = none
-    bool planes_only = false;       // the encoder writes mode 2 (or 0), never mode 1
-};
 constexpr uint8_t kPlanesOnly = 1;
 
 QParams read_qparams(ByteSpan p) {
@@ -90,40 +75,6 @@ QParams read_qparams(ByteSpan p) {
     q.planes_only = flagged;
     return q;
 }
-
-// The 32 values of a block, and back.
-void unpack(const BlockLayout& L, const uint8_t* b, uint8_t* v) {
-    const uint8_t* qs = b + L.quants_at();
-    if (L.bits == 8) return void(std::memcpy(v, qs, kElems));
-    for (unsigned j = 0; j < 16; ++j) v[j] = qs[j] & 15, v[j + 16] = qs[j] >> 4;
-    if (L.has_high) {
-        const uint32_t qh = load_le<uint32_t>(b + L.quants_at() - 4);
-        for (unsigned j = 0; j < kElems; ++j) v[j] |= static_cast<uint8_t>(((qh >> j) & 1) << 4);
-    }
-}
-void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
-    uint8_t* qs = b + L.quants_at();
-    if (L.bits == 8) return void(std::memcpy(qs, v, kElems));
-    for (unsigned j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((v[j] & 15) | (v[j + 16] & 15) << 4);
-    if (L.has_high) {
-        uint32_t qh = 0;
-        for (unsigned j = 0; j < kElems; ++j) qh |= uint32_t(v[j] >> 4 & 1) << j;
-        std::memcpy(b + L.quants_at() - 4, &qh, 4);
-    }
-}
-
-// k log2 k for the counts of the estimates below (one log2 per used symbol was a third of
-// the estimate's time), built once.
-constexpr size_t kKlogkTable = 4096;
-const double* klogk_table() {
-    static const std::vector<double> table = [] {
-        std::vector<double> t(kKlogkTable);
-        for (size_t k = 1; k < t.size(); ++k) t[k] = double(k) * std::log2(double(k));
-        return t;
-    }();
-    return table.data();
-}
-inline double klogk(const double* table, uint64_t k) { return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k)); }
 
 // A model per channel pays when the order-0 cost per channel plus each channel's learning
 // (about half a log2(n) bits per symbol it uses) is below the shared model's. `block(i)` is
@@ -180,39 +131,6 @@ bool per_channel_pays(const BlockLayout& L, BlockAt&& block, size_t n, unsigned 
         count_blocks(first, n);
     }
     return lanes_minus_shared() < 0;
-}
-
-// Whether the same value one row up can tell anything (order-1 of the channel-major quant
-// plane may pay: then the rans stage measures it; else order 0 without that measurement,
-// which cost as much as the coding). Order-1's tables (a frequency per pair seen, ~0.8
-// bytes) against order-0's, on the first blocks.
-constexpr size_t kRowEstimateBlocks = 2048;
-template <typename BlockAt>
-bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
-    n = std::min(n, kRowEstimateBlocks + cols);
-    const unsigned A = 1u << L.bits;
-    thread_local std::vector<uint32_t> pairs;
-    pairs.assign(size_t(A) * A, 0);
-    std::vector<uint32_t> single(A, 0), context(A, 0);
-    uint8_t v[kElems], up[kElems];
-    for (size_t i = cols; i < n; ++i) {
-        unpack(L, block(i), v), unpack(L, block(i - cols), up);
-        for (unsigned j = 0; j < kElems; ++j) ++pairs[size_t(up[j]) * A + v[j]];
-    }
-    const double* const table = klogk_table();
-    uint64_t total = 0;
-    double h1 = 0;
-    size_t used_pairs = 0, used = 0;
-    for (size_t p = 0; p < pairs.size(); ++p)
-        if (pairs[p]) h1 -= klogk(table, pairs[p]), ++used_pairs, single[p % A] += pairs[p], context[p / A] += pairs[p];
-    for (unsigned s = 0; s < A; ++s) {
-        total += single[s];
-        h1 += klogk(table, context[s]);
-        used += single[s] != 0;
-    }
-    double h0 = klogk(table, total);
-    for (unsigned s = 0; s < A; ++s) h0 -= klogk(table, single[s]);
-    return total && h1 / 8 + 0.8 * used_pairs < h0 / 8 + 0.8 * used;
 }
 
 struct Models {
@@ -276,25 +194,6 @@ void code_block(Coder& rc, Models& m, const QParams& q, size_t i, uint8_t* b, co
     if (!enc) pack(L, v, b);
 }
 
-// Where block i lies: blocks back to back, or the bodies of records (each after its head).
-struct Geometry {
-    uint64_t record, head, W;
-    size_t blocks = 0, per_record = 0, tail = 0;
-    Geometry(const QParams& q, size_t size) : record(q.record), head(q.head), W(q.layout.bytes) {
-        if (record) {
-            per_record = (record - head) / W;
-            blocks = size / record * per_record;
-        } else {
-            blocks = per_record = size / W;
-            tail = size - blocks * W;
-        }
-    }
-    template <typename T>
-    T* block(T* base, size_t i) const {
-        return record ? base + i / per_record * record + head + i % per_record * W : base + i * W;
-    }
-};
-
 // The head of record r, each byte XOR the same byte of the head before (equal heads: zeros).
 template <typename Coder>
 void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8_t* dst, size_t r) {
@@ -307,140 +206,7 @@ void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8
     }
 }
 
-// Mode 0: the bytes after the scales of every block, channel-major (for each column of the
-// row, each byte position, the rows in order: order-1 context is the same byte one row up).
-struct PayloadPlane {
-    size_t skip, per, cols, rows;  // scale bytes; payload bytes per block; columns and rows of blocks
-    PayloadPlane(const QParams& q, size_t blocks)
-        : skip(q.layout.has_min ? 4 : 2), per(q.layout.bytes - skip), cols(blocks % q.cols ? 1 : q.cols),
-          rows(cols ? blocks / cols : 0) {}
-    size_t size() const { return rows * cols * per; }
-    size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
-};
-
-
-// Mode 2: every byte of the chunk in byte planes through rANS, no binary decision anywhere
-// (rANS's speed both ways). The planes are channel-major like mode 0's quant plane, so that
-// order-1's context, the byte before, is the same byte one row up: the context mode 0's
-// scale model uses for the high byte. Planes: the record heads (each byte XOR the same byte
-// of the head before), each scale byte k < skip (d low, d high, m low, m high) and the bytes
-// after the scales, exactly mode 0's plane.
-// The planes live per thread and are reused chunk after chunk: fresh ones cost a page fault
-// per 4 KiB of every chunk.
-struct BlockPlanes {
-    PayloadPlane pp;
-    size_t blocks, scale_bytes;
-    std::vector<Bytes>& scale;  // [k < skip]: one byte per block
-    Bytes& payload;
-    BlockPlanes(const QParams& q, size_t n) : pp(q, n), blocks(n), scale_bytes(n), scale(scale_buffers()), payload(payload_buffer()) {
-        scale.resize(pp.skip);
-    }
-    static std::vector<Bytes>& scale_buffers() {
-        thread_local std::vector<Bytes> buffers;
-        return buffers;
-    }
-    static Bytes& payload_buffer() {
-        thread_local Bytes buffer;
-        return buffer;
-    }
-    void allocate() {
-        for (Bytes& plane : scale) plane.resize(scale_bytes);
-        payload.resize(pp.size());
-    }
-    uint8_t* column(size_t x, size_t r0) {  // byte x % W of the blocks of column x / W, from row r0
-        const size_t c = x / (pp.skip + pp.per), k = x % (pp.skip + pp.per);
-        return k < pp.skip ? scale[k].data() + c * pp.rows + r0 : payload.data() + (c * pp.per + k - pp.skip) * pp.rows + r0;
-    }
-    // Moves the blocks into the planes (ToPlanes) or back. A run of whole rows that lie back to
-    // back (every record's body, when it is whole rows) is one matrix for the tiled transpose.
-    template <bool ToPlanes, typename T>
-    void move(const Geometry& g, T* base) {
-        const size_t W = pp.skip + pp.per, run = g.record ? g.per_record : blocks;
-        uint8_t* b0 = const_cast<uint8_t*>(base);
-        if (run % pp.cols == 0) {
-            for (size_t i0 = 0; i0 < blocks; i0 += run)
-                transpose_bytes<ToPlanes>(g.block(b0, i0), run / pp.cols, pp.cols * W,
-                                          [&](uint64_t x) { return column(x, i0 / pp.cols); });
-            return;
-        }
-        for (size_t i = 0; i < blocks; ++i) {
-            uint8_t* b = g.block(b0, i);
-            const size_t c = i % pp.cols, r = i / pp.cols;
-            for (size_t k = 0; k < W; ++k) {
-                uint8_t& p = column(c * W + k, r)[0];
-                ToPlanes ? void(p = b[k]) : void(b[k] = p);
-            }
-        }
-    }
-};
-
-const Codec& rans() { return *find_codec("rans"); }
-const Bytes& rans_order1() {
-    static const Bytes p = rans().make_params({"1"}, DataShape{});
-    return p;
-}
-const Bytes& rans_order0() {
-    static const Bytes p = rans().make_params({"0"}, DataShape{});
-    return p;
-}
-
 constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
-
-// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
-void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true) {
-    const size_t at = out.size();
-    if (sized) append_le<uint32_t>(out, 0);
-    rans().encode(plane, order1 ? rans_order1() : rans_order0(), out);
-    if (!sized) return;
-    const size_t len = out.size() - at - 4;
-    if (len > UINT32_MAX) throw Error("qctx: chunk too large");
-    store_le<uint32_t>(out.data() + at, static_cast<uint32_t>(len));
-}
-ByteSpan take_plane(ByteSpan& body) {
-    if (body.size() < 4 || load_le<uint32_t>(body.data()) > body.size() - 4) throw Error("qctx: bad plane length");
-    const size_t len = load_le<uint32_t>(body.data());
-    const ByteSpan plane = body.subspan(4, len);
-    body = body.subspan(4 + len);
-    return plane;
-}
-void get_plane(ByteSpan coded, size_t size, Bytes& plane) {
-    plane.clear();
-    rans().decode(coded, rans_order1(), size, plane);
-    if (plane.size() != size) throw Error("qctx: bad plane");
-}
-
-void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out) {
-    out.push_back(kModePlanes);
-    if (q.record && q.head) {
-        const size_t records = in.size() / q.record;
-        Bytes heads(records * q.head);
-        for (size_t r = 0; r < records; ++r)
-            for (uint64_t k = 0; k < q.head; ++k)
-                heads[r * q.head + k] = in[r * q.record + k] ^ (r ? in[(r - 1) * q.record + k] : 0);
-        put_plane(heads, out, true);
-    }
-    BlockPlanes bp(q, g.blocks);
-    bp.allocate();
-    bp.move<true>(g, in.data());
-    for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
-    const bool row_context = row_context_may_pay(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, bp.pp.cols);
-    put_plane(bp.payload, out, false, row_context);
-}
-
-void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o) {
-    if (q.record && q.head) {
-        const size_t records = out_size / q.record;
-        Bytes heads;
-        get_plane(take_plane(body), records * q.head, heads);
-        for (size_t r = 0; r < records; ++r)
-            for (uint64_t k = 0; k < q.head; ++k)
-                o[r * q.record + k] = heads[r * q.head + k] ^ (r ? o[(r - 1) * q.record + k] : 0);
-    }
-    BlockPlanes bp(q, g.blocks);
-    for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
-    get_plane(body, bp.pp.size(), bp.payload);
-    bp.move<false>(g, o);
-}
 
 class QuantContextCodec final : public Codec {
 public:
@@ -489,6 +255,7 @@ public:
             per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
         const size_t start = out.size();
         if (!per_channel && g.blocks) {
+            out.push_back(kModePlanes);
             encode_planes(in, q, g, out);
             out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
             // The decoder's size bound holds for every stream mode 0 writes, not for rANS
@@ -497,7 +264,7 @@ public:
             out.resize(start);
         }
         Models m(q, per_channel);
-        out.push_back(per_channel ? 1 : 0);
+        out.push_back(per_channel ? kModePerChannel : kModeShared);
         const size_t len_at = out.size();
         if (!per_channel) append_le<uint32_t>(out, 0);  // the range coder's length, set below
         Bytes block(q.layout.bytes);
@@ -595,6 +362,10 @@ public:
 
 }  // namespace
 
-std::unique_ptr<Codec> make_quant_context_codec() { return std::make_unique<QuantContextCodec>(); }
+}  // namespace stz::qctx
+
+namespace stz {
+
+std::unique_ptr<Codec> make_quant_context_codec() { return std::make_unique<qctx::QuantContextCodec>(); }
 
 }  // namespace stz

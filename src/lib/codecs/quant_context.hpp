@@ -1,0 +1,107 @@
+// What the qctx codec (quant_context_codec.cpp) and its mode 2, the rANS planes
+// (quant_context_planes.cpp), share: the block layouts, the parameters, where a block lies in
+// the chunk, mode 0's plane of the bytes after the scales (mode 2's last plane), and the
+// entry points of mode 2. The format is described in quant_context_codec.cpp.
+#pragma once
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "codec.hpp"
+
+namespace stz::qctx {
+
+inline constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4;
+inline constexpr unsigned kElems = 32;  // values per block
+
+struct BlockLayout {
+    unsigned bytes, bits;  // block size; bits per quant value
+    bool has_min, has_high;
+    unsigned quants_at() const { return 2 + (has_min ? 2 : 0) + (has_high ? 4 : 0); }
+};
+
+struct QParams {
+    BlockLayout layout;
+    unsigned cols = 1, rate = kDefaultRate;
+    uint64_t record = 0, head = 0;  // records of `record` bytes, `head` of other data then blocks; 0 = none
+    bool planes_only = false;       // the encoder writes mode 2 (or 0), never mode 1
+};
+
+// The 32 values of a block, and back.
+inline void unpack(const BlockLayout& L, const uint8_t* b, uint8_t* v) {
+    const uint8_t* qs = b + L.quants_at();
+    if (L.bits == 8) return void(std::memcpy(v, qs, kElems));
+    for (unsigned j = 0; j < 16; ++j) v[j] = qs[j] & 15, v[j + 16] = qs[j] >> 4;
+    if (L.has_high) {
+        const uint32_t qh = load_le<uint32_t>(b + L.quants_at() - 4);
+        for (unsigned j = 0; j < kElems; ++j) v[j] |= static_cast<uint8_t>(((qh >> j) & 1) << 4);
+    }
+}
+inline void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
+    uint8_t* qs = b + L.quants_at();
+    if (L.bits == 8) return void(std::memcpy(qs, v, kElems));
+    for (unsigned j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((v[j] & 15) | (v[j + 16] & 15) << 4);
+    if (L.has_high) {
+        uint32_t qh = 0;
+        for (unsigned j = 0; j < kElems; ++j) qh |= uint32_t(v[j] >> 4 & 1) << j;
+        std::memcpy(b + L.quants_at() - 4, &qh, 4);
+    }
+}
+
+// k log2 k for the counts of the estimates (whether a model per channel pays, whether the row
+// context may): one log2 per used symbol was a third of an estimate's time. Built once.
+inline constexpr size_t kKlogkTable = 4096;
+inline const double* klogk_table() {
+    static const std::vector<double> table = [] {
+        std::vector<double> t(kKlogkTable);
+        for (size_t k = 1; k < t.size(); ++k) t[k] = double(k) * std::log2(double(k));
+        return t;
+    }();
+    return table.data();
+}
+inline double klogk(const double* table, uint64_t k) { return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k)); }
+
+// Where block i lies: blocks back to back, or the bodies of records (each after its head).
+struct Geometry {
+    uint64_t record, head, W;
+    size_t blocks = 0, per_record = 0, tail = 0;
+    Geometry(const QParams& q, size_t size) : record(q.record), head(q.head), W(q.layout.bytes) {
+        if (record) {
+            per_record = (record - head) / W;
+            blocks = size / record * per_record;
+        } else {
+            blocks = per_record = size / W;
+            tail = size - blocks * W;
+        }
+    }
+    template <typename T>
+    T* block(T* base, size_t i) const {
+        return record ? base + i / per_record * record + head + i % per_record * W : base + i * W;
+    }
+};
+
+// Mode 0: the bytes after the scales of every block, channel-major (for each column of the
+// row, each byte position, the rows in order: order-1 context is the same byte one row up).
+// Where a model per channel does not pay (the random-weight model's K) they go through
+// order-1 rANS: as small as an adaptive shared model and at rANS's speed instead of a binary
+// decision per bit.
+struct PayloadPlane {
+    size_t skip, per, cols, rows;  // scale bytes; payload bytes per block; columns and rows of blocks
+    PayloadPlane(const QParams& q, size_t blocks)
+        : skip(q.layout.has_min ? 4 : 2), per(q.layout.bytes - skip), cols(blocks % q.cols ? 1 : q.cols),
+          rows(cols ? blocks / cols : 0) {}
+    size_t size() const { return rows * cols * per; }
+    size_t at(size_t block, size_t k) const { return ((block % cols) * per + k) * rows + block / cols; }
+};
+
+// The rans codec and its order-1 parameters (mode 0's plane and mode 2's planes).
+const Codec& rans();
+const Bytes& rans_order1();
+
+// Mode 2's payload (after the mode byte, before the partial last block): the blocks of `in`
+// (g.blocks of them) as rANS planes, and back into `o` (out_size bytes, the whole records
+// or blocks; the partial last block is the caller's).
+void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out);
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o);
+
+}  // namespace stz::qctx
