@@ -56,6 +56,18 @@ public:
     // codecs that can write in place override it and save a copy. On a throw, `dst` may hold
     // anything. Default: decode, then copy.
     virtual void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const;
+    // Bytes after `dst + out_size` that decode_into_slack may overwrite with anything, and
+    // (when `in_slack`) bytes after `in` that it may read.
+    static constexpr size_t kDecodeSlack = 64;
+    // decode_into for a caller whose `dst` is followed by kDecodeSlack bytes it does not need
+    // yet (a graph stage decoding its planes in order into one buffer, with slack after the
+    // last), and whose `in` is followed by kDecodeSlack readable bytes if `in_slack` (later
+    // records of the same payload): a codec whose library is only known safe with slack
+    // around its buffers uses the caller's memory instead of padded copies. Default: decode_into.
+    virtual void decode_into_slack(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst, bool in_slack) const {
+        (void)in_slack;
+        decode_into(in, params, out_size, dst);
+    }
     // decode for codecs whose decode_into writes every byte or throws: grows `out` by
     // `out_size` without zero-filling it (bytes.hpp) and decodes into the new bytes. Call it
     // once the sizes are checked, so that nothing unjustified is allocated.

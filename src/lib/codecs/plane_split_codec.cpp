@@ -296,8 +296,9 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
 }
 
 // Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
-// a stored plane where it lies in `in`, any other in `dst`.
-const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size) {
+// a stored plane where it lies in `in`, any other in `dst`. `slack`: dst is followed by
+// Codec::kDecodeSlack bytes that may be overwritten (the planes decoded after it, in order).
+const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size, bool slack) {
     if (pos >= in.size()) throw Error("planes: truncated plane");
     uint8_t mode = in[pos++];
     if (mode == kModeStored || mode == kModeConstant) {
@@ -317,7 +318,11 @@ const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, ui
     if (len > in.size() - pos) throw Error("planes: truncated plane");
     check_stage_sizes(recipe, sizes, len);  // nested sizes are as untrusted as a chunk's
     if (recipe.stages.size() == 1) {  // the common case: decoded straight into the plane buffer
-        recipe.stages[0].codec->decode_into(in.subspan(pos, len), recipe.stages[0].params, size, dst);
+        const Codec& codec = *recipe.stages[0].codec;
+        // Later records follow (and the record's head lies before: nothing before `in` is read).
+        const bool in_slack = in.size() - pos - len >= Codec::kDecodeSlack;
+        if (slack) codec.decode_into_slack(in.subspan(pos, len), recipe.stages[0].params, size, dst, in_slack);
+        else codec.decode_into(in.subspan(pos, len), recipe.stages[0].params, size, dst);
     } else {
         Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
         if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
@@ -364,11 +369,15 @@ ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, ui
     const uint64_t tail = out_size - g.body;
     if (tail > in.size()) throw Error("planes: truncated tail");
     ByteSpan records = in.first(in.size() - tail);
-    uint8_t* planes = scratch(g.body);
+    // In plane order (the planes lie in the buffer in that order: fields() are in byte order),
+    // with slack after the last: what a plane's decoder writes past its end lands in planes
+    // not decoded yet.
+    uint8_t* planes = scratch(g.body + Codec::kDecodeSlack);
     plane.resize(g.fields.size());
     size_t pos = 0;
     for (size_t p = 0; p < g.fields.size(); ++p)  // permute only reads the planes: const_cast is safe
-        plane[p] = const_cast<uint8_t*>(decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p)));
+        plane[p] = const_cast<uint8_t*>(
+            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p), true));
     if (pos != records.size()) throw Error("planes: bytes left after the last plane");
     return in.last(tail);
 }
@@ -458,7 +467,7 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     size_t pos = first;
     if (in[pos] == kModeCoded) throw Error("planes: bad record heads mode");
     uint8_t* later = heads.data() + first;
-    if (const uint8_t* at = decode_plane(in, pos, store_recipe(), later, H * n - first); at != later)
+    if (const uint8_t* at = decode_plane(in, pos, store_recipe(), later, H * n - first, false); at != later)
         std::copy(at, at + (H * n - first), later);
     for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
     const size_t base = out.size();

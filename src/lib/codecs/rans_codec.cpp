@@ -241,13 +241,21 @@ public:
         out.resize(base + out_size);
     }
     // A checked stream (check_coded) into `dst`, which has kPad bytes of slack after out_size.
-    static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst) {
+    // The stream is read where it lies when kPad bytes after it may be read (`body_slack`),
+    // else from a padded copy (the library reads past its input).
+    static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst, bool body_slack = false) {
         rans_init_cpu_once();
-        thread_local PaddedBuffer src_buf;
-        uint8_t* src = padded(src_buf, body.size());
-        std::memcpy(src, body.data(), body.size());
+        const uint8_t* src = body.data();
+        if (!body_slack) {
+            thread_local PaddedBuffer src_buf;
+            uint8_t* copy = padded(src_buf, body.size());
+            std::memcpy(copy, body.data(), body.size());
+            src = copy;
+        }
         unsigned got = static_cast<unsigned>(out_size);
-        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
+        // The library's input pointer is not const; it only reads the stream.
+        if (rans_uncompress_to_4x16(const_cast<uint8_t*>(src), static_cast<unsigned>(body.size()), dst, &got) != dst ||
+            got != out_size)
             throw Error("rans: corrupt stream");
     }
     static void check_coded(ByteSpan body, size_t out_size) {
@@ -270,6 +278,15 @@ public:
         uint8_t* dst = padded(dst_buf, out_size);
         decode_coded(body, out_size, dst);
         std::memcpy(out, dst, out_size);
+    }
+    // `out` (and, if in_slack, `in`) has kDecodeSlack >= kPad bytes of slack after it: no
+    // padded buffer and no copy for it.
+    void decode_into_slack(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* out, bool in_slack) const override {
+        static_assert(kDecodeSlack >= kPad);
+        flags_of(params);
+        if (in.empty() || in[0] != kModeRans) return decode_into(in, params, out_size, out);
+        check_coded(in.subspan(1), out_size);
+        decode_coded(in.subspan(1), out_size, out, in_slack);
     }
     std::string describe(ByteSpan params) const override {
         return params.size() == 1 ? "rans:" + std::to_string(params[0] & 1) : "rans";
