@@ -68,6 +68,15 @@ public:
         (void)in_slack;
         decode_into(in, params, out_size, dst);
     }
+    // decode on the previous stage's output itself, where this block's decoded bytes are its
+    // own with a mark cut off (a dedup that found no repeat leaves its input as it was): true
+    // when done (`buf` then holds exactly `out_size` bytes), false to have decode called (for
+    // every other block, and for a bad one, whose error decode reports). Saves a copy of the
+    // chunk. Default: false.
+    virtual bool decode_in_place(Bytes& buf, ByteSpan params, size_t out_size) const {
+        (void)buf, (void)params, (void)out_size;
+        return false;
+    }
     // decode for codecs whose decode_into writes every byte or throws: grows `out` by
     // `out_size` without zero-filling it (bytes.hpp) and decodes into the new bytes. Call it
     // once the sizes are checked, so that nothing unjustified is allocated.

@@ -84,6 +84,12 @@ inline void copy_unchanged(ByteSpan in, Bytes& out) {
     append_bytes(out, in);
     out.push_back(0);
 }
+// Codec::decode_in_place of a block copy_unchanged wrote: the mark cut off.
+inline bool unchanged_in_place(Bytes& buf, size_t out_size) {
+    if (buf.empty() || buf.back() != 0 || buf.size() - 1 != out_size) return false;
+    buf.pop_back();
+    return true;
+}
 
 // Reads the references lazily (no table per unit: memory stays what the block holds). For
 // unit 0, 1, 2, ... in order, next() gives the unique unit it copies: a reference's, or the

@@ -136,6 +136,11 @@ Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uin
     ByteSpan in = payload;
     Bytes cur, next;
     for (size_t i = p.stages.size(); i-- > 0;) {
+        // A stage after the first decoded reads a buffer of its own, which it may keep.
+        if (i + 1 < p.stages.size() && p.stages[i].codec->decode_in_place(cur, p.stages[i].params, static_cast<size_t>(sizes[i]))) {
+            in = cur;
+            continue;
+        }
         next.clear();
         p.stages[i].codec->decode(in, p.stages[i].params, static_cast<size_t>(sizes[i]), next);
         if (next.size() != sizes[i]) throw Error("codec " + std::string(p.stages[i].codec->name()) + " produced a wrong size");

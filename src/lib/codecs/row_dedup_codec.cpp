@@ -44,12 +44,17 @@ public:
             if (match >= 0) refs.add(r, static_cast<uint64_t>(match));
             else unique_rows.push_back(r);
         }
+        if (refs.empty()) return copy_unchanged(in, out);  // decoded in place, no copy
         // The unique rows, copied once into an output grown once.
         const size_t at = out.size();
         out.resize(at + unique_rows.size() * row);
         uint8_t* dst = out.data() + at;
         for (size_t r : unique_rows) std::memcpy(dst, in.data() + r * row, row), dst += row;
         refs.finish(out);
+    }
+    bool decode_in_place(Bytes& buf, ByteSpan params, size_t out_size) const override {
+        check_params(params);
+        return unchanged_in_place(buf, out_size);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);
