@@ -187,6 +187,7 @@ public:
         const std::vector<uint64_t> hashes = column_hashes(in, l, rows);
         UniqueIndex seen(l.cols);
         std::vector<uint64_t> unique_cols;
+        unique_cols.reserve(l.cols);  // most columns are unique
         ReferenceWriter refs;
         for (uint64_t c = 0; c < l.cols; ++c) {
             // At most kMaxCandidates comparisons per column: columns crafted to agree on their
