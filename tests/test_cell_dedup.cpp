@@ -75,3 +75,76 @@ TEST_CASE("celldedup stays linear on columns that agree on their first rows only
     CHECK(e.payload.size() == m.size() + 1);  // no repeats: copied
     CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == m);
 }
+
+namespace {
+
+// 5 channel rows (not a multiple of the 4 rows compared at a time) of 1100 cells (more than
+// one 1024-column copy tile) of `elem`-byte values. source[c] < 0: cell c is unique (random);
+// otherwise it repeats cell source[c]. The repeats cut the unique cells into runs of every
+// length: long ones (copied as one block per row), short ones, one across the tile boundary.
+struct ColumnPattern {
+    std::vector<int> source;
+    Bytes data, unique_body;  // the block; its unique columns, row by row (the encoder's body)
+};
+
+ColumnPattern column_pattern(uint32_t elem) {
+    constexpr int kRows = 5, kCols = 1100;
+    ColumnPattern p;
+    p.source.assign(kCols, -1);
+    p.source[100] = 99;                                      // the column just before
+    p.source[104] = 3, p.source[105] = 4;                    // far back, consecutive sources
+    for (int c = 200; c < 220; ++c) p.source[c] = c - 190;   // 20 repeats of columns 10..29
+    p.source[300] = 299, p.source[302] = 301;                // short unique runs between repeats
+    for (int c = 500; c < 540; c += 3) p.source[c] = c / 7;  // scattered, sources out of order
+    p.source[1019] = 5, p.source[1031] = 1030;               // unique run 1020..1030 crosses the tile
+    p.source[kCols - 1] = 0;                                 // the last column repeats the first
+    const Bytes noise = random_bytes(size_t{kRows} * kCols * elem, 31 + elem);
+    p.data.resize(noise.size());
+    for (int r = 0; r < kRows; ++r)
+        for (int c = 0; c < kCols; ++c) {
+            const int from = p.source[c] < 0 ? c : p.source[c];
+            std::memcpy(&p.data[(r * kCols + c) * size_t{elem}], &noise[(r * kCols + from) * size_t{elem}], elem);
+        }
+    for (int r = 0; r < kRows; ++r)
+        for (int c = 0; c < kCols; ++c)
+            if (p.source[c] < 0) p.unique_body.insert(p.unique_body.end(), &p.data[(r * kCols + c) * size_t{elem}],
+                                                      &p.data[(r * kCols + c) * size_t{elem}] + elem);
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("celldedup copies runs of unique columns exactly, for 2- and 4-byte values", "[codec]") {
+    for (uint32_t elem : {2u, 4u}) {
+        CAPTURE(elem);
+        const ColumnPattern cp = column_pattern(elem);
+        DataShape s;
+        s.kind = elem == 2 ? ElemKind::F16 : ElemKind::F32, s.elem_bytes = elem, s.transposed = true, s.row_bytes = 1100 * elem;
+        Pipeline p = parse_pipeline("celldedup", s);
+        EncodedChunk e = encode_pipeline(p, cp.data);
+        REQUIRE(e.payload.size() > cp.unique_body.size() + 5);
+        REQUIRE(e.payload.back() == 1);
+        // The body is the unique columns in order, row by row; the references follow it.
+        const size_t ref_len = load_le<uint32_t>(e.payload.data() + e.payload.size() - 5);
+        CHECK(e.payload.size() - 5 - ref_len == cp.unique_body.size());
+        CHECK(std::equal(cp.unique_body.begin(), cp.unique_body.end(), e.payload.begin()));
+        CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == cp.data);
+
+        // The first reference is {delta 100, unique column 99}: naming unique column 100 or a
+        // far later one (a multi-byte varint) is refused, not read past the body row.
+        const size_t refs = cp.unique_body.size();
+        REQUIRE(e.payload[refs] == 100);
+        REQUIRE(e.payload[refs + 1] == 99);
+        Bytes later = e.payload;
+        later[refs + 1] = 100;
+        CHECK_THROWS_WITH(decode_pipeline(p, later, e.stage_input_sizes), Catch::Contains("later column"));
+        Bytes far = e.payload;
+        far[refs + 1] = 0xe8;  // unique column 1000: the varint 0xe8 0x07
+        far.insert(far.begin() + refs + 2, 0x07);
+        store_le<uint32_t>(&far[far.size() - 5], static_cast<uint32_t>(ref_len + 1));
+        CHECK_THROWS_WITH(decode_pipeline(p, far, e.stage_input_sizes), Catch::Contains("later column"));
+        Bytes short_body = e.payload;
+        short_body.erase(short_body.begin(), short_body.begin() + elem);
+        CHECK_THROWS_AS(decode_pipeline(p, short_body, e.stage_input_sizes), Error);
+    }
+}

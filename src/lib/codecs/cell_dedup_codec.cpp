@@ -28,53 +28,133 @@ Layout read_layout(ByteSpan p) {
     return l;
 }
 
-// Copies one value; compile-time sizes for the float types so the copy is one move.
-inline void copy_value(uint8_t* dst, const uint8_t* src, uint32_t elem) {
-    switch (elem) {
-        case 2: std::memcpy(dst, src, 2); break;
-        case 4: std::memcpy(dst, src, 4); break;
-        default: std::memcpy(dst, src, elem);
+// Copies a tile of columns between row-major blocks: destination column k of every row from
+// source column from[k] of the same row. Consecutive columns with consecutive sources (the
+// unique columns between two repeats in encode, a stretch of unique columns in decode) are one
+// memcpy per row when at least kMinRun long; the others go value by value (a repeat's source
+// is anywhere: in layer 0, where a cell depends only on its token, most columns repeat an
+// earlier token's, in runs of 1 or 2). The spans are found once per tile, not per row.
+class TileCopier {
+public:
+    static constexpr uint64_t kTile = 1024;  // columns; bounds the span list (no table per column)
+    void copy(const uint8_t* src, uint64_t src_row, uint8_t* dst, uint64_t dst_row, uint64_t rows, const uint64_t* from,
+              uint64_t n, uint32_t elem) {
+        find_spans(from, n);
+        switch (elem) {
+            case 2: return copy_of<2>(src, src_row, dst, dst_row, rows, from, elem);
+            case 4: return copy_of<4>(src, src_row, dst, dst_row, rows, from, elem);
+            default: return copy_of<0>(src, src_row, dst, dst_row, rows, from, elem);
+        }
+    }
+
+private:
+    static constexpr uint32_t kMinRun = 8;  // shorter runs: a memcpy call costs more than the values
+    struct Span {
+        uint32_t begin, end;  // columns [begin, end) of the tile
+        bool run;             // sources consecutive: one memcpy
+    };
+    std::vector<Span> spans_;
+
+    void find_spans(const uint64_t* from, uint64_t n) {
+        spans_.clear();
+        for (uint32_t k = 0, j; k < n; k = j) {
+            for (j = k + 1; j < n && from[j] == from[j - 1] + 1;) ++j;
+            if (j - k >= kMinRun) spans_.push_back({k, j, true});
+            else if (!spans_.empty() && !spans_.back().run) spans_.back().end = j;
+            else spans_.push_back({k, j, false});
+        }
+    }
+    // E = the value size when known at compile time (0: elem): a value is then one move, four
+    // per loop step.
+    template <uint32_t E>
+    void copy_of(const uint8_t* src, uint64_t src_row, uint8_t* dst, uint64_t dst_row, uint64_t rows,
+                 const uint64_t* from, uint32_t elem) const {
+        const uint64_t e = E != 0 ? E : elem;
+        const auto value = [&](const uint8_t* s, uint8_t* d, uint64_t k) {
+            std::memcpy(d + k * e, s + from[k] * e, E != 0 ? E : elem);
+        };
+        for (uint64_t r = 0; r < rows; ++r, src += src_row, dst += dst_row)
+            for (const Span& s : spans_) {
+                const uint64_t end = s.end;
+                uint64_t k = s.begin;
+                if (s.run) {
+                    std::memcpy(dst + k * e, src + from[k] * e, (end - k) * e);
+                    continue;
+                }
+                for (; k + 4 <= end; k += 4)
+                    value(src, dst, k), value(src, dst, k + 1), value(src, dst, k + 2), value(src, dst, k + 3);
+                for (; k < end; ++k) value(src, dst, k);
+            }
+    }
+};
+
+// One hash per column over its first rows (a few rows find the same repeats at a fraction of
+// the cost: equal hashes only make two columns candidates, columns_equal compares every row).
+// Column by column, the hash stays in a register; the rows are read as parallel forward
+// streams (no transposed copy). N = the row count when known at compile time (0: rows).
+constexpr uint64_t kHashedRows = 8;
+constexpr int kMaxCandidates = 8;
+constexpr uint64_t kHashSeed = 0x9E3779B97F4A7C15ull, kHashMul = 0xff51afd7ed558ccdull;
+template <class T, uint64_t N>
+void hash_columns_of(const uint8_t* p, uint64_t cols, uint64_t rows, uint64_t* h) {
+    const uint64_t row = cols * sizeof(T);
+    if (N != 0) rows = N;
+    for (uint64_t c = 0; c < cols; ++c, p += sizeof(T)) {
+        uint64_t x = kHashSeed;
+        for (uint64_t r = 0; r < rows; ++r) x = (x ^ load_le<T>(p + r * row)) * kHashMul;
+        h[c] = x;
     }
 }
 
-// One hash per column over its first rows, in a row-major pass (cache friendly; no transposed
-// copy). Equal hashes only make two columns candidates: columns_equal compares every row, so
-// hashing a few rows finds the same repeats at a fraction of the cost.
-constexpr uint64_t kHashedRows = 8;
-constexpr int kMaxCandidates = 8;
+template <class T>
+void hash_columns(const uint8_t* p, uint64_t cols, uint64_t rows, uint64_t* h) {
+    if (rows == kHashedRows) hash_columns_of<T, kHashedRows>(p, cols, rows, h);
+    else hash_columns_of<T, 0>(p, cols, rows, h);
+}
+
 std::vector<uint64_t> column_hashes(ByteSpan in, const Layout& l, uint64_t rows) {
-    std::vector<uint64_t> h(l.cols, 0x9E3779B97F4A7C15ull);
+    std::vector<uint64_t> h(l.cols, kHashSeed);
     rows = std::min(rows, kHashedRows);
-    constexpr uint64_t kMul = 0xff51afd7ed558ccdull;
-    const uint8_t* p = in.data();
     if (l.elem == 2) {  // f16/bf16: one load per value
-        for (uint64_t r = 0; r < rows; ++r, p += 2 * l.cols)
-            for (uint64_t c = 0; c < l.cols; ++c) h[c] = (h[c] ^ load_le<uint16_t>(p + 2 * c)) * kMul;
+        hash_columns<uint16_t>(in.data(), l.cols, rows, h.data());
         return h;
     }
     if (l.elem == 4) {
-        for (uint64_t r = 0; r < rows; ++r, p += 4 * l.cols)
-            for (uint64_t c = 0; c < l.cols; ++c) h[c] = (h[c] ^ load_le<uint32_t>(p + 4 * c)) * kMul;
+        hash_columns<uint32_t>(in.data(), l.cols, rows, h.data());
         return h;
     }
+    const uint8_t* p = in.data();
     for (uint64_t r = 0; r < rows; ++r)
         for (uint64_t c = 0; c < l.cols; ++c) {
             uint64_t v = 0;
             for (uint32_t k = 0; k < l.elem; ++k, ++p) v = v << 8 | *p;
-            h[c] = (h[c] ^ v) * kMul;
+            h[c] = (h[c] ^ v) * kHashMul;
         }
     return h;
 }
 
+// Columns a and b of `rows` rows of `row` bytes: 4 rows per test (equal columns, the usual
+// case after equal hashes, are read to the end anyway).
+template <class T>
+bool columns_equal_of(const uint8_t* p, const uint8_t* q, uint64_t rows, uint64_t row) {
+    uint64_t r = 0;
+    for (; r + 4 <= rows; r += 4, p += 4 * row, q += 4 * row) {
+        const T d0 = load_le<T>(p) ^ load_le<T>(q), d1 = load_le<T>(p + row) ^ load_le<T>(q + row);
+        const T d2 = load_le<T>(p + 2 * row) ^ load_le<T>(q + 2 * row), d3 = load_le<T>(p + 3 * row) ^ load_le<T>(q + 3 * row);
+        if ((d0 | d1 | d2 | d3) != 0) return false;
+    }
+    for (; r < rows; ++r, p += row, q += row)
+        if (load_le<T>(p) != load_le<T>(q)) return false;
+    return true;
+}
+
 bool columns_equal(ByteSpan in, const Layout& l, uint64_t rows, uint64_t a, uint64_t b) {
     const uint64_t row = l.cols * l.elem;
-    if (l.elem == 2) {
-        for (const uint8_t *p = in.data() + a * 2, *q = in.data() + b * 2, *end = p + rows * row; p < end; p += row, q += row)
-            if (load_le<uint16_t>(p) != load_le<uint16_t>(q)) return false;
-        return true;
-    }
-    for (uint64_t r = 0; r < rows; ++r)
-        if (std::memcmp(in.data() + r * row + a * l.elem, in.data() + r * row + b * l.elem, l.elem) != 0) return false;
+    const uint8_t *p = in.data() + a * l.elem, *q = in.data() + b * l.elem;
+    if (l.elem == 2) return columns_equal_of<uint16_t>(p, q, rows, row);
+    if (l.elem == 4) return columns_equal_of<uint32_t>(p, q, rows, row);
+    for (uint64_t r = 0; r < rows; ++r, p += row, q += row)
+        if (std::memcmp(p, q, l.elem) != 0) return false;
     return true;
 }
 
@@ -107,6 +187,7 @@ public:
         const std::vector<uint64_t> hashes = column_hashes(in, l, rows);
         UniqueIndex seen(l.cols);
         std::vector<uint64_t> unique_cols;
+        unique_cols.reserve(l.cols);  // most columns are unique
         ReferenceWriter refs;
         for (uint64_t c = 0; c < l.cols; ++c) {
             // At most kMaxCandidates comparisons per column: columns crafted to agree on their
@@ -119,10 +200,12 @@ public:
         }
         if (refs.empty()) return copy_unchanged(in, out);
         const size_t at = out.size();
-        out.resize(at + rows * unique_cols.size() * l.elem);
-        uint8_t* dst = out.data() + at;
-        for (uint64_t r = 0; r < rows; ++r)
-            for (uint64_t c : unique_cols) copy_value(dst, in.data() + (r * l.cols + c) * l.elem, l.elem), dst += l.elem;
+        const uint64_t n_unique = unique_cols.size(), unique_row = n_unique * l.elem;
+        out.resize(at + rows * unique_row);
+        TileCopier tiles;
+        for (uint64_t u0 = 0; u0 < n_unique; u0 += TileCopier::kTile)
+            tiles.copy(in.data(), row, out.data() + at + u0 * l.elem, unique_row, rows, unique_cols.data() + u0,
+                       std::min(TileCopier::kTile, n_unique - u0), l.elem);
         refs.finish(out);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
@@ -142,19 +225,16 @@ public:
         const uint64_t n_unique = body / (rows * l.elem);
         ReferenceReader refs(in.subspan(body, ref_len), l.cols, n_unique, "celldedup", "column");
         // Unique column u of row r sits at (r * n_unique + u) * elem of the body. Columns go in
-        // tiles: their sources are read once per tile, then copied row by row.
+        // tiles: their sources are read once per tile (the reader checks each < n_unique, so
+        // every copy stays inside its body row), then copied row by row.
         const size_t base = out.size();
         out.resize(base + out_size);
-        constexpr uint64_t kTile = 256;
-        uint64_t source[kTile];
-        for (uint64_t c0 = 0; c0 < l.cols; c0 += kTile) {
-            const uint64_t n = std::min(kTile, l.cols - c0);
+        uint64_t source[TileCopier::kTile];
+        TileCopier tiles;
+        for (uint64_t c0 = 0; c0 < l.cols; c0 += TileCopier::kTile) {
+            const uint64_t n = std::min(TileCopier::kTile, l.cols - c0);
             for (uint64_t k = 0; k < n; ++k) source[k] = refs.next();
-            for (uint64_t r = 0; r < rows; ++r) {
-                const uint8_t* src_row = in.data() + r * n_unique * l.elem;
-                uint8_t* dst = out.data() + base + (r * l.cols + c0) * l.elem;
-                for (uint64_t k = 0; k < n; ++k, dst += l.elem) copy_value(dst, src_row + source[k] * l.elem, l.elem);
-            }
+            tiles.copy(in.data(), n_unique * l.elem, out.data() + base + c0 * l.elem, row, rows, source, n, l.elem);
         }
         refs.finish();
     }

@@ -46,6 +46,7 @@ public:
         mask_ = slots - 1;
         shift_ = 64 - std::countr_zero(slots);
         slot_.assign(slots, kEmpty);
+        hash_.reserve(max_units);  // most units are unique: no regrowth copies
     }
     // The first unique unit u with hash h for which same(u) holds, comparing no more than
     // max_tries units of that hash; none: h is added as the next unit and -1 returned.
