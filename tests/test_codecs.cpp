@@ -283,3 +283,41 @@ TEST_CASE("alternatives continued from a shared stage prefix code as they do alo
     StagePrefix two{2, Bytes(10, 1), {10, 10}};
     CHECK_THROWS(encode_pipeline(one, Bytes(10, 1), two, 0));
 }
+
+// A dedup that finds no repeat marks its block unchanged, and the pipeline then decodes it on
+// the previous stage's buffer: only such a block (of the declared size) is taken in place;
+// a block with references, or a mark with the wrong size, goes to decode (which refuses it).
+TEST_CASE("dedup blocks without repeats decode in place; others are left to decode", "[codec]") {
+    const Bytes unique = random_bytes(64 * 50, 21);
+    for (const char* name : {"dedup", "celldedup"}) {
+        INFO(name);
+        const bool cells = std::string(name) == "celldedup";  // columns of transposed data
+        DataShape rows;
+        rows.row_bytes = 64, rows.elem_bytes = 2, rows.transposed = cells;
+        Bytes repeats = unique;
+        if (cells) {  // column 5 = column 0 in every row
+            for (size_t r = 0; r < 50; ++r) std::copy_n(repeats.begin() + 64 * r, 2, repeats.begin() + 64 * r + 10);
+        } else {  // row 7 = row 0
+            std::copy(repeats.begin(), repeats.begin() + 64, repeats.begin() + 64 * 7);
+        }
+        const Pipeline p = parse_pipeline(std::string(name) + "+zstd:1", rows);
+        const Stage& dedup = p.stages[0];
+        Bytes block;
+        dedup.codec->encode(unique, dedup.params, block);
+        Bytes buf = block;
+        REQUIRE(dedup.codec->decode_in_place(buf, dedup.params, unique.size()));
+        CHECK(buf == unique);
+        buf = block;
+        CHECK_FALSE(dedup.codec->decode_in_place(buf, dedup.params, unique.size() + 1));
+        CHECK_THROWS(dedup.codec->decode(block, dedup.params, unique.size() + 1, buf));
+        Bytes with_refs;
+        dedup.codec->encode(repeats, dedup.params, with_refs);
+        CHECK(with_refs.size() < repeats.size());
+        buf = with_refs;
+        CHECK_FALSE(dedup.codec->decode_in_place(buf, dedup.params, repeats.size()));
+        for (const Bytes* in : std::initializer_list<const Bytes*>{&unique, &repeats}) {
+            const EncodedChunk e = encode_pipeline(p, *in);
+            CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == *in);
+        }
+    }
+}
