@@ -19,223 +19,24 @@
 // bytes of other data then a body. The payload starts with the heads: the first head raw,
 // then one plane record (stored or constant) of every later head XORed with the one before
 // (equal heads cost two bytes). The concatenated bodies follow, split as above.
+//
+// This file: the plane records, the records' heads, the codec. The parameters (the spec, the
+// parameter bytes) are plane_split_params.cpp's, the element <-> plane transposition
+// plane_split_permute.cpp's; plane_split.hpp is what the three share.
 #include <algorithm>
 #include <cstdint>
-#include <map>
+#include <cstring>
 
-#include "pipeline.hpp"
-#include "byte_transpose.hpp"
 #include "codec_impls.hpp"
+#include "plane_split.hpp"
 #include "varint.hpp"
 
-namespace stz {
+namespace stz::planes {
 
 namespace {
 
-constexpr uint8_t kPlanesId = 13;
-constexpr unsigned kMaxWidth = 4096, kMaxHead = 16, kMaxScalarPlanes = 16, kMaxSubStages = 4;
-constexpr uint8_t kFlagChannelMajor = 1, kFlagBlocks = 2, kFlagRecords = 4;
-constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;
 constexpr uint8_t kModeStored = 0, kModeCoded = 1, kModeConstant = 2;
 constexpr size_t kKeptCodedBytes = size_t{8} << 20;
-
-struct Field {
-    uint32_t start, width;  // bytes [start, start + width) of each element
-};
-
-struct PlanesParams {
-    bool channel_major = true, blocks = false;
-    uint32_t width = 1, head = 0;
-    uint64_t cols = 1;
-    uint64_t record = 0;  // record size, 0 = no records
-    uint32_t record_head = 0;
-    std::vector<Pipeline> recipes;
-    std::vector<uint8_t> plane_recipe;  // per plane: index into recipes
-
-    std::vector<Field> fields() const {
-        std::vector<Field> f;
-        if (!blocks) {
-            for (uint32_t b = 0; b < width; ++b) f.push_back({b, 1});
-        } else {
-            for (uint32_t b = 0; b < head; ++b) f.push_back({b, 1});
-            if (width > head) f.push_back({head, width - head});
-        }
-        return f;
-    }
-};
-
-void put_recipe(Bytes& p, const Pipeline& r) {
-    p.push_back(static_cast<uint8_t>(r.stages.size()));
-    for (const auto& st : r.stages) {
-        if (st.params.size() > 255) throw Error("planes: sub-codec parameters too long");
-        p.push_back(st.codec->id());
-        p.push_back(static_cast<uint8_t>(st.params.size()));
-        append_bytes(p, st.params);
-    }
-}
-
-Bytes write_params(const PlanesParams& P) {
-    Bytes p;
-    p.push_back(static_cast<uint8_t>((P.channel_major ? kFlagChannelMajor : 0) | (P.blocks ? kFlagBlocks : 0) |
-                                     (P.record ? kFlagRecords : 0)));
-    append_le<uint16_t>(p, static_cast<uint16_t>(P.width));
-    p.push_back(static_cast<uint8_t>(P.head));
-    put_varint(p, P.cols);
-    if (P.record) {  // only then: parameters without records are what they were before records
-        put_varint(p, P.record);
-        p.push_back(static_cast<uint8_t>(P.record_head));
-    }
-    p.push_back(static_cast<uint8_t>(P.recipes.size()));
-    for (const auto& r : P.recipes) put_recipe(p, r);
-    append_bytes(p, P.plane_recipe);
-    if (p.size() > 255) throw Error("planes: the sub-pipelines do not fit in a stage's 255 parameter bytes");
-    return p;
-}
-
-// Every field checked: a chunk's parameters are untrusted.
-PlanesParams read_params(ByteSpan p) {
-    SpanReader r(p);
-    try {
-        PlanesParams P;
-        uint8_t flags = r.u8("planes flags");
-        if (flags & ~(kFlagChannelMajor | kFlagBlocks | kFlagRecords)) throw Error("planes: unknown flags");
-        P.channel_major = flags & kFlagChannelMajor;
-        P.blocks = flags & kFlagBlocks;
-        P.width = r.u16("planes width");
-        P.head = r.u8("planes head");
-        size_t pos = r.pos();
-        P.cols = get_varint(p, pos, "planes");
-        r.need(pos - r.pos(), "planes columns");
-        if (flags & kFlagRecords) {
-            P.record = get_varint(p, pos, "planes");
-            r.need(pos - r.pos(), "planes record size");
-            P.record_head = r.u8("planes record head");
-            if (P.record <= P.record_head || P.record > kMaxRecordBytes || P.record_head > kMaxRecordHead)
-                throw Error("planes: bad record geometry");
-        }
-        if (P.width == 0 || P.width > kMaxWidth || P.cols == 0 || P.cols > (uint64_t{1} << 40))
-            throw Error("planes: bad geometry");
-        if (P.blocks ? (P.head > kMaxHead || P.head > P.width) : (P.head != 0 || P.width > kMaxScalarPlanes))
-            throw Error("planes: bad geometry");
-        const size_t n_planes = P.fields().size();
-        uint8_t n_recipes = r.u8("planes recipe count");
-        if (n_recipes == 0 || n_recipes > n_planes) throw Error("planes: bad recipe count");
-        for (uint8_t i = 0; i < n_recipes; ++i) {
-            Pipeline rec;
-            uint8_t n_stages = r.u8("planes recipe");
-            if (n_stages == 0 || n_stages > kMaxSubStages) throw Error("planes: bad sub-pipeline length");
-            for (uint8_t s = 0; s < n_stages; ++s) {
-                uint8_t id = r.u8("planes stage");
-                const Codec* c = find_codec(id);
-                if (!c) throw Error("planes: unknown codec id " + std::to_string(id));
-                if (id == kPlanesId) throw Error("planes: a plane cannot be split again");
-                ByteSpan sp = r.bytes(r.u8("planes stage"), "planes stage parameters");
-                c->check_params(sp);  // sub-recipes are validated like top-level stages
-                rec.stages.push_back({c, Bytes(sp.begin(), sp.end())});
-            }
-            P.recipes.push_back(std::move(rec));
-        }
-        ByteSpan map = r.bytes(n_planes, "planes recipe map");
-        P.plane_recipe.assign(map.begin(), map.end());
-        for (uint8_t ri : P.plane_recipe)
-            if (ri >= n_recipes) throw Error("planes: bad recipe index");
-        if (r.remaining()) throw Error("planes: trailing parameter bytes");
-        return P;
-    } catch (const DataError& e) {
-        throw Error(std::string("planes: bad parameters (") + e.what() + ")");
-    }
-}
-
-// Where the bytes of one chunk go: rows x cols elements of `width` bytes, then a tail.
-struct Geometry {
-    uint64_t rows = 0, cols = 1, body = 0;
-    std::vector<Field> fields;
-    std::vector<uint64_t> offset;  // plane p starts at offset[p] of the plane buffer
-    uint64_t plane_size(size_t p) const { return uint64_t{fields[p].width} * rows * cols; }
-};
-
-Geometry geometry(const PlanesParams& P, size_t size) {
-    Geometry g;
-    g.fields = P.fields();
-    uint64_t elems = size / P.width;
-    g.cols = P.channel_major && P.cols > 1 && elems / P.cols > 0 ? P.cols : 1;
-    g.rows = elems / g.cols;
-    g.body = g.rows * g.cols * P.width;
-    for (const auto& f : g.fields) g.offset.push_back(uint64_t{f.start} * g.rows * g.cols);
-    return g;
-}
-
-// Moves bytes between the element layout and the planes. Channel-major: for each column,
-// plane p holds, per field byte k, that column's rows in order. Storage order: element by
-// element. `plane[p]` is where plane p starts (each plane_size(p) bytes; on decode a stored
-// plane is read where it lies in the payload, not copied first).
-
-// Storage order of scalars (one column): one straight (vectorisable) pass. A template on the
-// element width lets the common float cases unroll.
-template <bool ToPlanes, unsigned W>
-void permute_scalar_in_order(uint8_t* elems, uint8_t* const* plane, uint64_t R) {
-    uint8_t* dst[W];
-    for (unsigned j = 0; j < W; ++j) dst[j] = plane[j];
-    for (uint64_t r = 0; r < R; ++r)
-        for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
-}
-
-// Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
-// inlined, so the calls with compile-time sizes for the common blocks (q4_0, q8_0: a 2-byte
-// scale) get inlined copies.
-template <bool ToPlanes>
-[[gnu::always_inline]] inline void permute_blocks(uint8_t* elems, uint8_t* const* plane, uint64_t n, uint64_t W, uint64_t H) {
-    const uint64_t body = W - H;
-    uint8_t* payload = plane[H];
-    for (uint64_t i = 0; i < n; ++i) {
-        uint8_t* e = elems + i * W;
-        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(plane[b][i] = e[b]) : void(e[b] = plane[b][i]);
-        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
-    }
-}
-
-template <bool ToPlanes>
-void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
-    const uint64_t n = g.rows * g.cols, W = P.width, H = P.head;
-    if (H == 2 && W == 18) return permute_blocks<ToPlanes>(elems, plane, n, 18, 2);
-    if (H == 2 && W == 34) return permute_blocks<ToPlanes>(elems, plane, n, 34, 2);
-    permute_blocks<ToPlanes>(elems, plane, n, W, H);
-}
-
-// Channel-major (and scalars of one column): the rows x (cols * width) byte matrix of the
-// elements, each byte column of which is a run of `rows` bytes in a plane: byte k of field p
-// of column c at plane[p] + (c * field width + k) * rows.
-template <bool ToPlanes>
-void permute_columns(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
-    const uint64_t W = P.width, R = g.rows;
-    // Per byte j of an element (W <= kMaxWidth): its plane, and its run's index within a
-    // column's share of that plane (field width, byte k of the field).
-    std::vector<uint8_t*> base(W);
-    std::vector<uint64_t> field_width(W), byte_in_field(W);
-    for (size_t p = 0; p < g.fields.size(); ++p)
-        for (uint32_t k = 0; k < g.fields[p].width; ++k) {
-            const uint32_t j = g.fields[p].start + k;
-            base[j] = plane[p], field_width[j] = g.fields[p].width, byte_in_field[j] = k;
-        }
-    transpose_bytes<ToPlanes>(elems, R, g.cols * W, [&](uint64_t x) {
-        const uint64_t c = x / W, j = x % W;
-        return base[j] + (c * field_width[j] + byte_in_field[j]) * R;
-    });
-}
-
-template <bool ToPlanes>
-void permute(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
-    const uint64_t W = P.width;
-    const bool scalar = !P.blocks || (P.head == W);
-    if (g.body == 0) return;
-    if (scalar && W == 1) return ToPlanes ? void(std::copy(elems, elems + g.body, plane[0])) : void(std::copy(plane[0], plane[0] + g.body, elems));
-    if (scalar && W == 2 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 2>(elems, plane, g.rows);
-    if (scalar && W == 4 && g.cols == 1) return permute_scalar_in_order<ToPlanes, 4>(elems, plane, g.rows);
-    // Blocks in storage order (never more than one column: geometry() gives rm one); scalars
-    // of one column are the same in both orders.
-    if (!scalar && !P.channel_major) return permute_blocks_in_order<ToPlanes>(elems, plane, P, g);
-    permute_columns<ToPlanes>(elems, plane, P, g);
-}
 
 // The decoder's plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
 // Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
@@ -392,29 +193,6 @@ void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& o
     append_bytes(out, tail);
 }
 
-// Whether the planes of n record bodies of B bytes are the planes of each body in turn, so
-// that each body can be permuted on its own, straight from or into its record: storage order
-// (or planes of one-byte fields in one column), and whole elements in every body.
-bool planes_split_by_record(const PlanesParams& P, uint64_t B, uint64_t n) {
-    if (B % P.width) return false;
-    const Geometry g = geometry(P, B * n);
-    if (g.cols != 1) return false;
-    if (!P.channel_major) return true;
-    return std::all_of(g.fields.begin(), g.fields.end(), [](const Field& f) { return f.width == 1; });
-}
-
-// Permutes every record's body (R bytes a record, the body after H bytes of head) to or from
-// its share of the planes (planes_split_by_record).
-template <bool ToPlanes>
-void permute_records(uint8_t* records, uint8_t* const* plane, const PlanesParams& P, uint64_t n, uint64_t R, uint64_t H) {
-    const Geometry one = geometry(P, R - H);
-    std::vector<uint8_t*> share(one.fields.size());
-    for (uint64_t i = 0; i < n; ++i) {
-        for (size_t p = 0; p < share.size(); ++p) share[p] = plane[p] + i * one.plane_size(p);
-        permute<ToPlanes>(records + i * R + H, share.data(), P, one);
-    }
-}
-
 const Pipeline& store_recipe() {
     static const Pipeline store = [] {
         Pipeline p;
@@ -498,7 +276,9 @@ class PlaneSplitCodec final : public Codec {
 public:
     uint8_t id() const override { return kPlanesId; }
     std::string_view name() const override { return "planes"; }
-    Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override;
+    Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) const override {
+        return planes::make_params(args, shape);
+    }
     void check_params(ByteSpan params) const override { (void)read_params(params); }
     std::vector<std::string> sample_specs() const override {
         return {"planes(all=zstd:1)", "planes(top=rans:1,rest=store)", "planes:rm(top=rans:0,rest=zstd:3)",
@@ -512,7 +292,7 @@ public:
         PlanesParams P = read_params(params);
         P.record ? decode_records(in, P, out_size, out) : decode_body(in, P, out_size, out);
     }
-    std::string describe(ByteSpan params) const override;
+    std::string describe(ByteSpan params) const override { return describe_params(params); }
     // + 1: the mode byte of the heads' plane record (the heads themselves are input bytes).
     size_t max_encoded_size(size_t n) const override { return n + 2 * (kMaxHead + kMaxScalarPlanes) + 1; }
     // The output has no records (nor the input's rows), whatever follows sees plain bytes of planes.
@@ -523,99 +303,12 @@ public:
     }
 };
 
-// Plane names a user can give: p<i>, top, rest, all, lo, hi, q. A name the data has no plane
-// for (q on floats, p3 on f16) selects nothing, so one spec serves every element type.
-std::vector<size_t> planes_named(const std::string& key, const PlanesParams& P, size_t n_planes) {
-    auto one = [&](size_t i) { return i < n_planes ? std::vector<size_t>{i} : std::vector<size_t>{}; };
-    const size_t none = SIZE_MAX;
-    if (key == "top") return one(P.blocks ? (P.head >= 2 ? 1 : 0) : P.width - 1);
-    if (key == "lo") return one(P.blocks && P.head >= 1 ? 0 : none);
-    if (key == "hi") return one(P.blocks && P.head >= 2 ? 1 : none);
-    if (key == "q") return one(P.blocks && P.width > P.head ? P.head : none);
-    if (key.size() >= 2 && key[0] == 'p' && std::all_of(key.begin() + 1, key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) && key.size() <= 4)
-        return one(std::stoul(key.substr(1)));
-    throw Error("planes: unknown plane '" + key + "' (p<i>, top, rest, all; blocks: lo, hi, q)");
-}
-
-Bytes PlaneSplitCodec::make_params(const std::vector<std::string>& args, const DataShape& shape) const {
-    PlanesParams P;
-    std::string body;
-    for (const auto& a : args) {
-        if (a == "cm" || a == "rm") P.channel_major = a == "cm";
-        else if (!a.empty() && a[0] == '(' && body.empty()) body = a.substr(1, a.size() - 2);
-        else throw Error("planes: unknown argument '" + a + "' (planes[:cm|:rm](plane=pipeline,...))");
-    }
-    if (body.empty()) throw Error("planes needs its sub-pipelines, e.g. planes(top=rans:1,rest=store)");
-    P.blocks = shape.kind == ElemKind::Block;
-    P.width = shape.kind == ElemKind::Bytes ? 1 : std::clamp<uint32_t>(shape.elem_bytes, 1, P.blocks ? kMaxWidth : kMaxScalarPlanes);
-    P.head = P.blocks ? std::min<uint32_t>({shape.block_head, kMaxHead, P.width}) : 0;
-    P.cols = !shape.transposed && shape.row_bytes && shape.row_bytes % P.width == 0 ? shape.row_bytes / P.width : 1;
-    if (shape.record_bytes) {
-        if (shape.record_head > kMaxRecordHead || shape.record_bytes <= shape.record_head ||
-            shape.record_bytes > kMaxRecordBytes)
-            throw Error("planes: records of " + std::to_string(shape.record_bytes) + " bytes with a head of " +
-                        std::to_string(shape.record_head) + " are not supported (head <= 64, body > 0)");
-        P.record = shape.record_bytes;
-        P.record_head = shape.record_head;
-    }
-    const size_t n = P.fields().size();
-    std::vector<int> chosen(n, -1), rest(n, -1), all(n, -1);
-    std::vector<std::string> texts;
-    for (const auto& item : split_top_level(body, ',')) {
-        size_t eq = item.find('=');
-        if (eq == std::string::npos) throw Error("planes: expected plane=pipeline, got '" + item + "'");
-        std::string key = item.substr(0, eq), spec = item.substr(eq + 1);
-        Pipeline sub = parse_pipeline(spec, DataShape{});
-        if (sub.stages.size() > kMaxSubStages) throw Error("planes: a plane's pipeline has more than 4 stages");
-        for (const auto& st : sub.stages)
-            if (st.codec->id() == kPlanesId) throw Error("planes: a plane cannot be split again");
-        std::string canon = sub.describe();
-        auto at = std::find(texts.begin(), texts.end(), canon);
-        int ri = static_cast<int>(at - texts.begin());
-        if (at == texts.end()) texts.push_back(canon), P.recipes.push_back(std::move(sub));
-        auto& target = key == "all" ? all : key == "rest" ? rest : chosen;
-        std::vector<size_t> which(n);
-        for (size_t i = 0; i < n; ++i) which[i] = i;
-        if (key != "all" && key != "rest") which = planes_named(key, P, n);
-        for (size_t i : which) {
-            if (target[i] >= 0) throw Error("planes: plane '" + key + "' given twice");
-            target[i] = ri;
-        }
-    }
-    for (size_t i = 0; i < n; ++i) {
-        int ri = chosen[i] >= 0 ? chosen[i] : rest[i] >= 0 ? rest[i] : all[i];
-        if (ri < 0) throw Error("planes: plane p" + std::to_string(i) + " has no pipeline (add rest=... or all=...)");
-        P.plane_recipe.push_back(static_cast<uint8_t>(ri));
-    }
-    // Drop recipes no plane uses, so the stored parameters hold only what decoding needs.
-    std::vector<Pipeline> used;
-    std::map<uint8_t, uint8_t> renumber;
-    for (auto& ri : P.plane_recipe) {
-        if (!renumber.count(ri)) renumber[ri] = static_cast<uint8_t>(used.size()), used.push_back(P.recipes[ri]);
-        ri = renumber[ri];
-    }
-    P.recipes = std::move(used);
-    return write_params(P);
-}
-
-std::string PlaneSplitCodec::describe(ByteSpan params) const {
-    PlanesParams P;
-    try {
-        P = read_params(params);
-    } catch (const Error&) {
-        return "planes";
-    }
-    std::string s = P.channel_major ? "planes(" : "planes:rm(";
-    if (P.recipes.size() == 1) return s + "all=" + P.recipes[0].describe() + ")";
-    for (size_t i = 0; i < P.plane_recipe.size(); ++i) {
-        bool q = P.blocks && i == P.head;
-        s += (i ? "," : "") + (q ? std::string("q") : "p" + std::to_string(i)) + "=" + P.recipes[P.plane_recipe[i]].describe();
-    }
-    return s + ")";
-}
-
 }  // namespace
 
-std::unique_ptr<Codec> make_plane_split_codec() { return std::make_unique<PlaneSplitCodec>(); }
+}  // namespace stz::planes
+
+namespace stz {
+
+std::unique_ptr<Codec> make_plane_split_codec() { return std::make_unique<planes::PlaneSplitCodec>(); }
 
 }  // namespace stz
