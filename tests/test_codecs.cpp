@@ -287,7 +287,7 @@ TEST_CASE("alternatives continued from a shared stage prefix code as they do alo
 // A dedup that finds no repeat marks its block unchanged, and the pipeline then decodes it on
 // the previous stage's buffer: only such a block (of the declared size) is taken in place;
 // a block with references, or a mark with the wrong size, goes to decode (which refuses it).
-TEST_CASE("dedup blocks without repeats decode in place; others are left to decode", "[codec]") {
+TEST_CASE("dedup blocks without repeats decode in place, others are left to decode", "[codec]") {
     const Bytes unique = random_bytes(64 * 50, 21);
     for (const char* name : {"dedup", "celldedup"}) {
         INFO(name);
