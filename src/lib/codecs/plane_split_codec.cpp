@@ -187,10 +187,12 @@ void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& o
     Geometry g = geometry(P, out_size);
     std::vector<uint8_t*> plane;
     ByteSpan tail = decode_planes(in, P, g, out_size, plane);
-    size_t base = out.size();
-    out.resize(base + g.body);  // not zero-filled (bytes.hpp): permute writes every byte
+    // Grown once for body and tail (a second growth would move the whole body), not
+    // zero-filled (bytes.hpp): permute and the tail's copy write every byte.
+    const size_t base = out.size();
+    out.resize(base + g.body + tail.size());
     permute<false>(out.data() + base, plane.data(), P, g);
-    append_bytes(out, tail);
+    if (!tail.empty()) std::memcpy(out.data() + base + g.body, tail.data(), tail.size());
 }
 
 const Pipeline& store_recipe() {
