@@ -79,7 +79,7 @@ TEST_CASE("rans codes into and decodes into the caller's buffer after what it ho
 // plane: the planes after it) and reads the streams where they lie when records follow: the
 // same bytes as the padded decode, whatever the slack holds, and a corrupt stream is still
 // refused.
-TEST_CASE("rans decodes into the caller's slack buffer and reads streams in place", "[codec]") {
+TEST_CASE("rans codes planes where they lie, decodes into the caller's slack buffer and reads streams in place", "[codec]") {
     const Codec& rans = *find_codec("rans");
     Bytes noise = stztest::random_bytes(100000, 11), skewed(100000);
     for (size_t i = 0; i < skewed.size(); ++i) skewed[i] = static_cast<uint8_t>(noise[i] % 7 * (noise[i] % 5));
@@ -89,10 +89,17 @@ TEST_CASE("rans decodes into the caller's slack buffer and reads streams in plac
         Bytes coded;
         rans.encode(skewed, params, coded);
         REQUIRE(coded[0] == 1);  // coded, not stored
+        // Coded where it lies, between junk slack on both sides: the same stream.
+        Bytes framed(Codec::kSlack, 0xC3);
+        append_bytes(framed, skewed);
+        framed.resize(framed.size() + Codec::kSlack, 0x3C);
+        Bytes coded_in_place;
+        rans.encode_in_slack(ByteSpan(framed).subspan(Codec::kSlack, skewed.size()), params, coded_in_place);
+        CHECK(coded_in_place == coded);
         for (bool in_slack : {false, true}) {
             Bytes stream = coded;
-            stream.resize(coded.size() + Codec::kDecodeSlack, 0xA5);  // the later records
-            Bytes out(skewed.size() + Codec::kDecodeSlack, 0x5A);
+            stream.resize(coded.size() + Codec::kSlack, 0xA5);  // the later records
+            Bytes out(skewed.size() + Codec::kSlack, 0x5A);
             rans.decode_into_slack(ByteSpan(stream).first(coded.size()), params, skewed.size(), out.data(), in_slack);
             CHECK(std::equal(skewed.begin(), skewed.end(), out.begin()));
             stream[coded.size() / 2] ^= 0x40;

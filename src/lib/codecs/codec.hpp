@@ -44,6 +44,10 @@ public:
     // no silent defaults. Default: no parameters.
     virtual void check_params(ByteSpan params) const;
     virtual void encode(ByteSpan in, ByteSpan params, Bytes& out) const = 0;
+    // encode for a caller whose `in` lies inside memory with kSlack readable bytes before and
+    // after it (a graph stage's planes, side by side in its output): a codec whose library
+    // reads past its input codes it where it lies instead of from a padded copy. Default: encode.
+    virtual void encode_in_slack(ByteSpan in, ByteSpan params, Bytes& out) const { encode(in, params, out); }
     // False when encode certainly cannot make `in` smaller, found cheaply: a graph stage then
     // stores the input without encoding it (and copying it twice). Default: it may.
     virtual bool may_shrink(ByteSpan in, ByteSpan params) const {
@@ -57,11 +61,12 @@ public:
     // anything. Default: decode, then copy.
     virtual void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const;
     // Bytes after `dst + out_size` that decode_into_slack may overwrite with anything, and
-    // (when `in_slack`) bytes after `in` that it may read.
-    static constexpr size_t kDecodeSlack = 64;
-    // decode_into for a caller whose `dst` is followed by kDecodeSlack bytes it does not need
+    // (when `in_slack`) bytes after `in` that it may read; for encode_in_slack, the readable
+    // bytes on either side of `in`.
+    static constexpr size_t kSlack = 64;
+    // decode_into for a caller whose `dst` is followed by kSlack bytes it does not need
     // yet (a graph stage decoding its planes in order into one buffer, with slack after the
-    // last), and whose `in` is followed by kDecodeSlack readable bytes if `in_slack` (later
+    // last), and whose `in` is followed by kSlack readable bytes if `in_slack` (later
     // records of the same payload): a codec whose library is only known safe with slack
     // around its buffers uses the caller's memory instead of padded copies. Default: decode_into.
     virtual void decode_into_slack(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst, bool in_slack) const {

@@ -67,7 +67,15 @@ size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const 
         thread_local Bytes coded;
         EncodedChunk e;
         const bool one_stage = recipe.stages.size() == 1;
-        if (one_stage) coded.clear(), recipe.stages[0].codec->encode(plane, recipe.stages[0].params, coded);
+        // The planes lie side by side in `out`, with slack after the last (lay_out_planes):
+        // plane bytes kSlack from either end of it are coded where they lie.
+        const bool in_slack = at + 1 >= Codec::kSlack && out.size() - (at + 1 + size) >= Codec::kSlack;
+        if (one_stage) {
+            coded.clear();
+            const Codec& codec = *recipe.stages[0].codec;
+            if (in_slack) codec.encode_in_slack(plane, recipe.stages[0].params, coded);
+            else codec.encode(plane, recipe.stages[0].params, coded);
+        }
         else e = encode_pipeline(recipe, plane);
         const Bytes& payload = one_stage ? coded : e.payload;
         Bytes rec{kModeCoded};
@@ -98,7 +106,7 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
 
 // Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
 // a stored plane where it lies in `in`, any other in `dst`. `slack`: dst is followed by
-// Codec::kDecodeSlack bytes that may be overwritten (the planes decoded after it, in order).
+// Codec::kSlack bytes that may be overwritten (the planes decoded after it, in order).
 const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size, bool slack) {
     if (pos >= in.size()) throw Error("planes: truncated plane");
     uint8_t mode = in[pos++];
@@ -121,7 +129,7 @@ const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, ui
     if (recipe.stages.size() == 1) {  // the common case: decoded straight into the plane buffer
         const Codec& codec = *recipe.stages[0].codec;
         // Later records follow (and the record's head lies before: nothing before `in` is read).
-        const bool in_slack = in.size() - pos - len >= Codec::kDecodeSlack;
+        const bool in_slack = in.size() - pos - len >= Codec::kSlack;
         if (slack) codec.decode_into_slack(in.subspan(pos, len), recipe.stages[0].params, size, dst, in_slack);
         else codec.decode_into(in.subspan(pos, len), recipe.stages[0].params, size, dst);
     } else {
@@ -139,7 +147,7 @@ std::vector<uint8_t*> lay_out_planes(const Geometry& g, Bytes& out, size_t base,
     at.resize(g.fields.size());
     size_t end = base;
     for (size_t p = 0; p < at.size(); ++p) at[p] = end, end += 1 + g.plane_size(p);
-    out.resize(end);
+    out.resize(end + Codec::kSlack);  // slack after the last plane; cut off by place_planes' caller
     std::vector<uint8_t*> plane(g.fields.size());
     for (size_t p = 0; p < plane.size(); ++p) plane[p] = out.data() + at[p] + 1;
     return plane;
@@ -173,7 +181,7 @@ ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, ui
     // In plane order (the planes lie in the buffer in that order: fields() are in byte order),
     // with slack after the last: what a plane's decoder writes past its end lands in planes
     // not decoded yet.
-    uint8_t* planes = scratch(g.body + Codec::kDecodeSlack);
+    uint8_t* planes = scratch(g.body + Codec::kSlack);
     plane.resize(g.fields.size());
     size_t pos = 0;
     for (size_t p = 0; p < g.fields.size(); ++p)  // permute only reads the planes: const_cast is safe

@@ -194,15 +194,25 @@ public:
             throw Error("rans: bad parameters");
         return params[0];
     }
-    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+    void encode(ByteSpan in, ByteSpan params, Bytes& out) const override { encode_from(in, params, out, false); }
+    // `in` has kSlack >= kPad readable bytes on both sides: coded where it lies.
+    void encode_in_slack(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        static_assert(kSlack >= kPad);
+        encode_from(in, params, out, true);
+    }
+    static void encode_from(ByteSpan in, ByteSpan params, Bytes& out, bool in_slack) {
         int flags = flags_of(params);
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
         rans_init_cpu_once();
-        thread_local PaddedBuffer src_buf;
         const auto n = static_cast<unsigned>(in.size());
-        uint8_t* src = padded(src_buf, n);
-        std::memcpy(src, in.data(), n);
+        const uint8_t* src = in.data();
+        if (!in_slack) {
+            thread_local PaddedBuffer src_buf;
+            uint8_t* copy = padded(src_buf, n);
+            std::memcpy(copy, in.data(), n);
+            src = copy;
+        }
         // The stream goes straight into `out` (kPad bytes of slack after it, cut off after),
         // not through a buffer of its own and a copy.
         const unsigned bound = rans_compress_bound_4x16(n, flags);
@@ -210,7 +220,8 @@ public:
         out.resize(base + 1 + bound + kPad);
         out[base] = kModeRans;
         unsigned written = bound;
-        if (!rans_compress_to_4x16(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
+        // The library's input pointer is not const; it only reads the plane.
+        if (!rans_compress_to_4x16(const_cast<uint8_t*>(src), n, out.data() + base + 1, &written, flags) || written == 0 ||
             written > bound || written >= in.size()) {
             out.resize(base);
             return store(in, out);
@@ -279,10 +290,10 @@ public:
         decode_coded(body, out_size, dst);
         std::memcpy(out, dst, out_size);
     }
-    // `out` (and, if in_slack, `in`) has kDecodeSlack >= kPad bytes of slack after it: no
+    // `out` (and, if in_slack, `in`) has kSlack >= kPad bytes of slack after it: no
     // padded buffer and no copy for it.
     void decode_into_slack(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* out, bool in_slack) const override {
-        static_assert(kDecodeSlack >= kPad);
+        static_assert(kSlack >= kPad);
         flags_of(params);
         if (in.empty() || in[0] != kModeRans) return decode_into(in, params, out_size, out);
         check_coded(in.subspan(1), out_size);
