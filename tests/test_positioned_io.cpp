@@ -18,22 +18,39 @@ const std::string kBin = STATEZIP_BIN;
 const std::string kGen = STATEZIP_GEN;
 
 // A memory stream that counts the bytes it gives in order. Positioned, it also gives them by
-// position (as a regular file or memory does); else only in order (a pipe).
+// position as a regular file does (read_at copies); as memory, it also shows them where they
+// lie (InputSource::memory, as a C API caller's buffer); else only in order (a pipe).
+enum class Input { Pipe, File, Memory };
 class CountingStream final : public InputStream {
+    // The bytes by position, read_at only (a file's pread): not shown as memory.
+    class FileLike final : public InputSource {
+    public:
+        explicit FileLike(ByteSpan d) : m_(d) {}
+        uint64_t size() const override { return m_.size(); }
+        void read_at(uint64_t off, uint8_t* dst, size_t n) override { m_.read_at(off, dst, n); }
+        bool concurrent_reads() const override { return true; }
+
+    private:
+        MemorySource m_;
+    };
+
 public:
-    CountingStream(ByteSpan d, bool positioned) : m_(d), positioned_(positioned) {}
+    CountingStream(ByteSpan d, Input kind) : m_(d), file_(d), kind_(kind) {}
     size_t read(uint8_t* dst, size_t n) override {
         const size_t r = m_.read(dst, n);
         given += r;
         return r;
     }
-    InputSource* positioned() override { return positioned_ ? m_.positioned() : nullptr; }
-    void skip(uint64_t n) override { positioned_ ? m_.skip(n) : InputStream::skip(n); }
+    InputSource* positioned() override {
+        return kind_ == Input::Memory ? m_.positioned() : kind_ == Input::File ? &file_ : nullptr;
+    }
+    void skip(uint64_t n) override { kind_ != Input::Pipe ? m_.skip(n) : InputStream::skip(n); }
     uint64_t given = 0;
 
 private:
     MemoryStream m_;
-    bool positioned_;
+    FileLike file_;
+    Input kind_;
 };
 
 // Memory written at offsets, from any thread, or in order (a writer uses one or the other).
@@ -76,14 +93,14 @@ TEST_CASE("positioned io: payloads read by the jobs, chunks written at offsets, 
     const Bytes stz = compress_in_small_chunks(in);
     for (unsigned t : {1u, 2u, 4u}) {
         INFO("threads " << t);
-        CountingStream seq(stz, false);
+        CountingStream seq(stz, Input::Pipe);
         MemorySink seq_out;
         decompress_stream(seq, seq_out, t);
         CHECK(seq_out.out == in);
         CHECK(seq.given == stz.size());
         // With workers the reader takes only the record heads in order and the jobs write at
         // offsets; with one worker the calling thread reads and writes everything, in order.
-        CountingStream pos(stz, true);
+        CountingStream pos(stz, Input::File);
         PositionedMemorySink pos_out;
         const DecompressResult r = decompress_stream(pos, pos_out, t);
         CHECK(pos_out.out == in);
@@ -96,6 +113,13 @@ TEST_CASE("positioned io: payloads read by the jobs, chunks written at offsets, 
             CHECK(pos_out.writes_at > 10);
             CHECK(pos.given < stz.size() / 20);
         }
+        // Memory: at every thread count the payloads are used where they lie; the reader
+        // takes only the record heads.
+        CountingStream mem(stz, Input::Memory);
+        MemorySink mem_out;
+        decompress_stream(mem, mem_out, t);
+        CHECK(mem_out.out == in);
+        CHECK(mem.given < stz.size() / 20);
     }
 }
 
@@ -111,11 +135,12 @@ TEST_CASE("positioned io: a truncated or damaged file gives the same error throu
     }
     for (size_t i = 0; i < bad.size(); ++i) {
         INFO("damaged file " << i);
-        const std::string seq = error_through(CountingStream(bad[i], false), 1);
+        const std::string seq = error_through(CountingStream(bad[i], Input::Pipe), 1);
         CHECK_FALSE(seq.empty());
         for (unsigned t : {1u, 2u, 4u}) {
             INFO("threads " << t);
-            CHECK(error_through(CountingStream(bad[i], false), t) == seq);
+            CHECK(error_through(CountingStream(bad[i], Input::Pipe), t) == seq);
+            CHECK(error_through(CountingStream(bad[i], Input::File), t) == seq);
             CHECK(error_through(MemoryStream(bad[i]), t) == seq);
         }
     }

@@ -16,6 +16,9 @@ public:
     // True if read_at may be called from several threads at once (pread on a file, memory):
     // the compressor's workers then read their own chunks.
     virtual bool concurrent_reads() const { return false; }
+    // The whole source as memory that stays valid while the source does (a caller's buffer),
+    // or nullptr: a reader may then use the bytes where they lie instead of copying them.
+    virtual const uint8_t* memory() const { return nullptr; }
 };
 
 // Random-access read and write (a set file being appended; a member being restored).
@@ -60,6 +63,7 @@ public:
         if (off > d_.size() || n > d_.size() - off) throw Error("read past the end of the input");
         std::copy_n(d_.data() + off, n, dst);
     }
+    const uint8_t* memory() const override { return d_.data(); }
 
 private:
     ByteSpan d_;

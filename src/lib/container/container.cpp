@@ -492,7 +492,7 @@ void ContainerReader::recycle_payload(Bytes&& payload) {
 }
 
 void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord& c) {
-    if (record_hash.digest_after(c.payload) != c.record_checksum)
+    if (record_hash.digest_after(c.payload_bytes()) != c.record_checksum)
         throw DataError("checksum mismatch in chunk " + std::to_string(c.index), c.container_offset);
 }
 
@@ -501,7 +501,7 @@ Bytes ContainerReader::decode(const ChunkRecord& c) const {
     if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
     Bytes raw;
     try {
-        raw = decode_pipeline(c.pipeline, c.payload, c.stage_sizes);
+        raw = decode_pipeline(c.pipeline, c.payload_bytes(), c.stage_sizes);
     } catch (const DataError&) {
         throw;
     } catch (const Error& e) {

@@ -88,7 +88,11 @@ struct ChunkRecord {
     InputSource* payload_source = nullptr;
     uint64_t payload_at = 0;
     uint32_t payload_pending = 0;
-    uint64_t payload_size() const { return payload.size() + payload_pending; }
+    // Set when the input is memory (InputSource::memory): the payload where it lies there,
+    // `payload` then empty. Valid while the input is.
+    ByteSpan payload_in_input;
+    uint64_t payload_size() const { return payload.size() + payload_pending + payload_in_input.size(); }
+    ByteSpan payload_bytes() const { return payload_in_input.empty() ? ByteSpan(payload) : payload_in_input; }
 };
 
 // When ContainerReader::next checks a chunk record's checksum over its payload: at once, or in

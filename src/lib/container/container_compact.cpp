@@ -215,7 +215,10 @@ static_assert(kMaxStageBytes <= UINT32_MAX, "ChunkRecord::payload_pending holds 
 
 // Both layouts' readers (next, next_compact) take their payloads here.
 void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check) {
-    InputSource* src = check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
+    // An input in memory (a C API caller's buffer) is not copied: the payload is used where
+    // it lies, whatever the check's timing.
+    InputSource* const memory = in_.positioned() && in_.positioned()->memory() ? in_.positioned() : nullptr;
+    InputSource* src = memory ? memory : check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
     if (!src) return read_growing(c.payload, n, "chunk payload");
     // The error a sequential read gives where the bytes run out: the input is the same.
     const uint64_t size = src->size();
@@ -224,6 +227,11 @@ void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check)
         throw DataError("truncated chunk payload", std::max(pos_, size));
     }
     in_.skip(n);
+    if (memory) {
+        c.payload_in_input = ByteSpan(memory->memory() + pos_, n);
+        pos_ += n;
+        return;
+    }
     if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
     c.payload_source = src;
     c.payload_at = pos_;
