@@ -75,8 +75,9 @@ size_t place_plane_record(Bytes& out, size_t w, size_t at, uint64_t size, const 
             const Codec& codec = *recipe.stages[0].codec;
             if (in_slack) codec.encode_in_slack(plane, recipe.stages[0].params, coded);
             else codec.encode(plane, recipe.stages[0].params, coded);
+        } else {
+            e = encode_pipeline(recipe, plane);
         }
-        else e = encode_pipeline(recipe, plane);
         const Bytes& payload = one_stage ? coded : e.payload;
         Bytes rec{kModeCoded};
         for (size_t i = 1; i < e.stage_input_sizes.size(); ++i) put_varint(rec, e.stage_input_sizes[i]);

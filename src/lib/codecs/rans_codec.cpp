@@ -177,6 +177,17 @@ uint8_t* padded(PaddedBuffer& buf, size_t n) {
     return buf.mem.get() + kPad;
 }
 
+// The bytes for the library to read (it reads past its input, before it on one encoder): `in`
+// where it lies if kPad bytes around it may be read (`slack`), else a copy in a padded buffer
+// kept per thread. The pointer is non-const for the library's signatures; it only reads.
+uint8_t* library_input(ByteSpan in, bool slack) {
+    if (slack) return const_cast<uint8_t*>(in.data());
+    thread_local PaddedBuffer copy;
+    uint8_t* p = padded(copy, in.size());
+    std::memcpy(p, in.data(), in.size());
+    return p;
+}
+
 class RansCodec final : public Codec {
 public:
     uint8_t id() const override { return 12; }
@@ -206,13 +217,7 @@ public:
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
         rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
-        const uint8_t* src = in.data();
-        if (!in_slack) {
-            thread_local PaddedBuffer src_buf;
-            uint8_t* copy = padded(src_buf, n);
-            std::memcpy(copy, in.data(), n);
-            src = copy;
-        }
+        uint8_t* const src = library_input(in, in_slack);
         // The stream goes straight into `out` (kPad bytes of slack after it, cut off after),
         // not through a buffer of its own and a copy.
         const unsigned bound = rans_compress_bound_4x16(n, flags);
@@ -220,8 +225,7 @@ public:
         out.resize(base + 1 + bound + kPad);
         out[base] = kModeRans;
         unsigned written = bound;
-        // The library's input pointer is not const; it only reads the plane.
-        if (!rans_compress_to_4x16(const_cast<uint8_t*>(src), n, out.data() + base + 1, &written, flags) || written == 0 ||
+        if (!rans_compress_to_4x16(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
             written > bound || written >= in.size()) {
             out.resize(base);
             return store(in, out);
@@ -256,17 +260,9 @@ public:
     // else from a padded copy (the library reads past its input).
     static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst, bool body_slack = false) {
         rans_init_cpu_once();
-        const uint8_t* src = body.data();
-        if (!body_slack) {
-            thread_local PaddedBuffer src_buf;
-            uint8_t* copy = padded(src_buf, body.size());
-            std::memcpy(copy, body.data(), body.size());
-            src = copy;
-        }
+        uint8_t* const src = library_input(body, body_slack);
         unsigned got = static_cast<unsigned>(out_size);
-        // The library's input pointer is not const; it only reads the stream.
-        if (rans_uncompress_to_4x16(const_cast<uint8_t*>(src), static_cast<unsigned>(body.size()), dst, &got) != dst ||
-            got != out_size)
+        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
             throw Error("rans: corrupt stream");
     }
     static void check_coded(ByteSpan body, size_t out_size) {

@@ -217,8 +217,9 @@ static_assert(kMaxStageBytes <= UINT32_MAX, "ChunkRecord::payload_pending holds 
 void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check) {
     // An input in memory (a C API caller's buffer) is not copied: the payload is used where
     // it lies, whatever the check's timing.
-    InputSource* const memory = in_.positioned() && in_.positioned()->memory() ? in_.positioned() : nullptr;
-    InputSource* src = memory ? memory : check == PayloadCheck::InDecodeRead ? in_.positioned() : nullptr;
+    InputSource* const positioned = in_.positioned();
+    const bool memory = positioned && positioned->memory();
+    InputSource* src = memory || check == PayloadCheck::InDecodeRead ? positioned : nullptr;
     if (!src) return read_growing(c.payload, n, "chunk payload");
     // The error a sequential read gives where the bytes run out: the input is the same.
     const uint64_t size = src->size();
@@ -228,14 +229,13 @@ void ContainerReader::take_payload(ChunkRecord& c, size_t n, PayloadCheck check)
     }
     in_.skip(n);
     if (memory) {
-        c.payload_in_input = ByteSpan(memory->memory() + pos_, n);
-        pos_ += n;
-        return;
+        c.payload_in_input = ByteSpan(src->memory() + pos_, n);
+    } else {
+        if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
+        c.payload_source = src;
+        c.payload_at = pos_;
+        c.payload_pending = static_cast<uint32_t>(n);
     }
-    if (c.payload.capacity() == 0 && spare_payload_.capacity() > 0) c.payload.swap(spare_payload_);
-    c.payload_source = src;
-    c.payload_at = pos_;
-    c.payload_pending = static_cast<uint32_t>(n);
     pos_ += n;
 }
 

@@ -315,13 +315,12 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     struct Decoded {
         Bytes raw, payload;
     };
-    uint64_t seq = 0;
-    OrderedQueue<Decoded, std::pair<uint32_t, uint64_t>> queue(
-        pool, 2 * size_t(threads), opt.memory_budget, [&](const std::pair<uint32_t, uint64_t>& tag, Decoded&& d) {
+    OrderedQueue<Decoded, uint32_t> queue(  // tagged with the chunk's section
+        pool, 2 * size_t(threads), opt.memory_budget, [&](const uint32_t& section, Decoded&& d) {
             r.recycle_payload(std::move(d.payload));
             if (!direct) sink.write(d.raw.data(), d.raw.size());
             res.bytes_out += d.raw.size();
-            if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[tag.first].name);
+            if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[section].name);
         });
     // The decode jobs check each chunk's record checksum (payload, head, raw offset) before
     // decoding and its raw_hash after: the reading thread only reads and writes, so that it
@@ -342,8 +341,7 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         if (!c) break;
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
-        const uint64_t n = seq++;
-        queue.submit({rec->section, n}, cost, [&r, rec, direct] {
+        queue.submit(rec->section, cost, [&r, rec, direct] {
             ContainerReader::load_payload(*rec);
             Decoded d{r.decode(*rec), std::move(rec->payload)};
             if (direct) direct->write_at(rec->raw_offset, d.raw.data(), d.raw.size());
