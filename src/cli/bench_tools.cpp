@@ -21,6 +21,7 @@ namespace stzcli {
 ScratchDir::ScratchDir() {
     const char* tmpdir = std::getenv("TMPDIR");
     std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/statezip-bench-XXXXXX";
+    CleanupSignalsHeld held;
     if (!::mkdtemp(tmpl.data())) throw stz::Error("cannot create a temporary folder in " + tmpl.substr(0, tmpl.rfind('/')) +
                                                   ": " + std::strerror(errno));
     dir_ = tmpl;
@@ -35,6 +36,7 @@ ScratchDir::~ScratchDir() {
 
 std::string ScratchDir::create_file(const std::string& name) {
     std::string p = dir_ + "/" + name;
+    CleanupSignalsHeld held;
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) throw stz::Error("cannot create " + p + ": " + std::strerror(errno));
     ::close(fd);

@@ -69,6 +69,14 @@ void unregister_cleanup(int slot) {
     if (slot >= 0 && slot < kCleanupSlots) g_cleanup_kind[slot] = 0;
 }
 
+CleanupSignalsHeld::CleanupSignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held, s);
+    pthread_sigmask(SIG_BLOCK, &held, &old_);
+}
+CleanupSignalsHeld::~CleanupSignalsHeld() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
 void set_running_child(pid_t pid) { g_child = pid; }
 
 int default_file_mode() {
@@ -324,10 +332,11 @@ void AtomicFile::open_temp(int mode) {
     std::string dir = ".";
     if (auto slash = target_.rfind('/'); slash != std::string::npos) dir = slash ? target_.substr(0, slash) : "/";
     temp_ = dir + "/.stz-XXXXXX";
+    CleanupSignalsHeld held;
     fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
     if (fd_ < 0) throw Error("cannot create a file in " + dir + ": " + errno_text());
-    ::fchmod(fd_, static_cast<mode_t>(mode));
     cleanup_slot_ = register_cleanup(temp_, false);
+    ::fchmod(fd_, static_cast<mode_t>(mode));
 }
 
 AtomicFile::~AtomicFile() {

@@ -2,6 +2,7 @@
 // file when it is not seekable), sequential input, and outputs that are written to a
 // temporary file in the target folder and renamed into place only when complete.
 #pragma once
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <optional>
@@ -134,6 +135,19 @@ int default_file_mode();
 // long to be stored whole.
 int register_cleanup(const std::string& path, bool is_dir);
 void unregister_cleanup(int slot);
+// Holds the terminating signals back on this thread while it lives: create a file and register
+// it for cleanup under one, so that a signal between the two cannot leave the file behind (it
+// is delivered, and removes the file, once both are done).
+class CleanupSignalsHeld {
+public:
+    CleanupSignalsHeld();
+    ~CleanupSignalsHeld();
+    CleanupSignalsHeld(const CleanupSignalsHeld&) = delete;
+    CleanupSignalsHeld& operator=(const CleanupSignalsHeld&) = delete;
+
+private:
+    sigset_t old_;
+};
 // A child process that a terminating signal also stops (SIGTERM); 0 = none.
 void set_running_child(pid_t pid);
 

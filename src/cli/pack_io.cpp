@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "file_io.hpp"
@@ -102,6 +103,7 @@ void MemberWriter::write(const std::string& name, bool force, const std::functio
     std::random_device rd;
     std::string tmp;
     int fd = -1;
+    std::optional<CleanupSignalsHeld> held(std::in_place);  // until the file is registered
     for (int tries = 0; fd < 0 && tries < 100; ++tries) {
         char buf[32];
         std::snprintf(buf, sizeof buf, ".stz-%08x", static_cast<unsigned>(rd()));
@@ -116,6 +118,7 @@ void MemberWriter::write(const std::string& name, bool force, const std::functio
     }
     const std::string tmp_path = dir_ + "/" + name.substr(0, start) + tmp;
     const int slot = register_cleanup(tmp_path, false);
+    held.reset();
     try {
         FdFile out(fd, tmp_path);
         fill(out);
