@@ -155,7 +155,10 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
     uint64_t done = 0;
     const unsigned threads = std::max(1u, opt.threads);
     const bool inline_run = runs_inline(threads, in.size());
-    const bool workers_read = !inline_run && threads > 1 && in.concurrent_reads();
+    // A source that is memory (the C API's buffers, bench) lends its chunks: each is encoded
+    // and hashed where it lies, not copied into a chunk buffer first.
+    const uint8_t* const lent = in.memory();
+    const bool workers_read = !lent && !inline_run && threads > 1 && in.concurrent_reads();
     const size_t max_jobs = 2 * size_t(threads);
     BufferPool buffers(max_jobs + 1);
     ThreadPool pool = inline_run ? ThreadPool(ThreadPool::Inline{}) : ThreadPool(threads);
@@ -178,7 +181,8 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
         const uint64_t cost = encode_cost_factor(*alts) * j.size;
         queue.make_room(cost);
         auto raw = std::make_shared<Bytes>();
-        if (!workers_read) {
+        if (lent && (j.offset > in.size() || j.size > in.size() - j.offset)) throw Error("a chunk lies past the end of the input");
+        if (!workers_read && !lent) {
             *raw = buffers.take(j.size);
             in.read_at(j.offset, raw->data(), j.size);
         }
@@ -187,7 +191,7 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
                 *raw = buffers.take(j.size);
                 in.read_at(j.offset, raw->data(), j.size);
             }
-            const ByteSpan bytes(raw->data(), j.size);
+            const ByteSpan bytes = lent ? ByteSpan(lent + j.offset, j.size) : ByteSpan(raw->data(), j.size);
             Encoded d = encode_chunk(*alts, store, bytes);
             d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
             whole.add(ci, bytes);
