@@ -83,6 +83,12 @@ TEST_CASE("every codec pipeline round-trips adversarial inputs", "[codec]") {
                 EncodedChunk e = encode_pipeline(p, data);
                 Bytes back = decode_pipeline(p, e.payload, e.stage_input_sizes);
                 REQUIRE(back == data);
+                // Into a caller's memory: the same bytes, nothing written past them.
+                Bytes into(data.size() + 64, 0xee);
+                decode_pipeline_into(p, e.payload, e.stage_input_sizes, into.data(), data.size());
+                REQUIRE(std::equal(data.begin(), data.end(), into.begin()));
+                REQUIRE(std::all_of(into.begin() + ptrdiff_t(data.size()), into.end(), [](uint8_t x) { return x == 0xee; }));
+                CHECK_THROWS_AS(decode_pipeline_into(p, e.payload, e.stage_input_sizes, into.data(), data.size() + 1), Error);
             }
         }
 }

@@ -4,6 +4,7 @@
 // error through either input path.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <mutex>
 
 #include "statezip.h"
@@ -193,5 +194,80 @@ TEST_CASE("positioned io capi: stz_decompress_threads copies the chunks in at th
         CHECK(n == in.size());
         CHECK(std::equal(in.begin(), in.end(), back.begin()));
         CHECK(std::all_of(back.begin() + in.size(), back.end(), [](uint8_t b) { return b == 0xee; }));
+    }
+}
+
+namespace {
+
+// A caller's buffer (SpanSink) that counts how its bytes arrive: into its memory, or copied.
+class CountingSpanSink final : public OutputSink {
+public:
+    explicit CountingSpanSink(Bytes& buf) : s_(buf.data(), buf.size()) {}
+    void write(const uint8_t* data, size_t n) override { ++writes, s_.write(data, n); }
+    bool positioned_writes() const override { return true; }
+    void write_at(uint64_t off, const uint8_t* data, size_t n) override { ++writes, s_.write_at(off, data, n); }
+    uint8_t* memory_at(uint64_t off, size_t n) override {
+        if (n) ++placed;
+        return s_.memory_at(off, n);
+    }
+    std::atomic<size_t> writes{0}, placed{0};
+    size_t used() const { return s_.used(); }
+
+private:
+    SpanSink s_;
+};
+
+}  // namespace
+
+TEST_CASE("positioned io: into a caller's memory each chunk is decoded in its place, never written or copied",
+          "[threads][positioned]") {
+    const Bytes in = many_chunk_input();
+    const Bytes stz = compress_in_small_chunks(in);
+    for (unsigned t : {1u, 2u, 4u}) {
+        INFO("threads " << t);
+        for (Input kind : {Input::Pipe, Input::File, Input::Memory}) {
+            Bytes back(in.size() + 64, 0xee);
+            CountingSpanSink out(back);
+            CountingStream s(stz, kind);
+            const DecompressResult r = decompress_stream(s, out, t);
+            CHECK(r.bytes_out == in.size());
+            CHECK(out.used() == in.size());
+            CHECK(out.writes == 0);
+            CHECK(out.placed > 10);
+            CHECK(std::equal(in.begin(), in.end(), back.begin()));
+            CHECK(std::all_of(back.begin() + in.size(), back.end(), [](uint8_t b) { return b == 0xee; }));
+        }
+        // One byte short: the chunk that does not fit is refused, nothing is written past the end.
+        Bytes small(in.size() - 1 + 64, 0xee);
+        SpanSink short_out(small.data(), in.size() - 1);
+        MemoryStream s(stz);
+        CHECK_THROWS_AS(decompress_stream(s, short_out, t), OutputFull);
+        CHECK(std::all_of(small.begin() + in.size() - 1, small.end(), [](uint8_t b) { return b == 0xee; }));
+    }
+}
+
+TEST_CASE("positioned io: a damaged file decoded into a caller's memory gives the error it gives elsewhere",
+          "[threads][positioned][corruption]") {
+    const Bytes in = many_chunk_input();
+    const Bytes good = compress_in_small_chunks(in);
+    for (size_t at : {good.size() / 4, good.size() / 2, good.size() - 100, size_t(200)}) {
+        INFO("flipped byte " << at);
+        Bytes bad = good;
+        bad[at] ^= 0x10;
+        const std::string expect = error_through(MemoryStream(bad), 1);
+        REQUIRE_FALSE(expect.empty());
+        for (unsigned t : {1u, 2u, 4u}) {
+            INFO("threads " << t);
+            Bytes back(in.size());
+            SpanSink out(back.data(), back.size());
+            MemoryStream s(bad);
+            std::string got;
+            try {
+                decompress_stream(s, out, t);
+            } catch (const DataError& e) {
+                got = e.what();
+            }
+            CHECK(got == expect);
+        }
     }
 }

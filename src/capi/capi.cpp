@@ -25,9 +25,8 @@ namespace {
 
 thread_local std::string t_detail;
 
-struct DstTooSmall : Error {
-    using Error::Error;
-};
+// The caller's destination cannot hold the output (SpanSink's error too).
+using DstTooSmall = OutputFull;
 struct WriteFailed : Error {
     using Error::Error;
 };
@@ -63,6 +62,7 @@ template <class F> int guarded(int data_error, F&& f) noexcept {
     } catch (const DstTooSmall& e) {
         set_detail(e.what());
         return STZ_ERROR_DST_TOO_SMALL;
+
     } catch (const ReadFailed& e) {
         set_detail(e.what());
         return STZ_ERROR_READ;
@@ -138,32 +138,6 @@ CompressOptions options_from(const stz_params* p, uint64_t input_bytes) {
     return o;
 }
 
-class BufferSink final : public OutputSink {
-public:
-    BufferSink(void* dst, size_t cap) : dst_(static_cast<uint8_t*>(dst)), cap_(cap) {}
-    void write(const uint8_t* data, size_t n) override {
-        if (n > cap_ - used_) throw DstTooSmall("destination buffer too small: " + std::to_string(cap_) + " bytes");
-        if (n) std::memcpy(dst_ + used_, data, n);
-        used_ += n;
-    }
-    // With several workers each copies its decoded chunk in at its offset: the calling thread
-    // does not copy the whole output.
-    bool positioned_writes() const override { return true; }
-    void write_at(uint64_t off, const uint8_t* data, size_t n) override {
-        if (off > cap_ || n > cap_ - off) throw DstTooSmall("destination buffer too small: " + std::to_string(cap_) + " bytes");
-        if (n) std::memcpy(dst_ + off, data, n);
-        const size_t end = static_cast<size_t>(off) + n;
-        for (size_t seen = end_.load(); seen < end && !end_.compare_exchange_weak(seen, end);) {
-        }
-    }
-    size_t used() const { return std::max(used_, end_.load()); }
-
-private:
-    uint8_t* dst_;
-    size_t cap_, used_ = 0;
-    std::atomic<size_t> end_{0};  // the end of the furthest write_at
-};
-
 class CallbackSink final : public OutputSink {
 public:
     CallbackSink(stz_write_fn fn, void* ctx) : fn_(fn), ctx_(ctx) {}
@@ -224,7 +198,7 @@ void decompress_into(const void* src, size_t src_size, InputSource* ref, void* d
         throw DstTooSmall("destination buffer too small: " + std::to_string(dst_capacity) + " bytes for " +
                           std::to_string(size));
     MemoryStream in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
-    BufferSink out(dst, dst_capacity);
+    SpanSink out(static_cast<uint8_t*>(dst), dst_capacity);
     DecompressOptions d;
     d.threads = resolve_threads(threads, src_size / 44 + 1);  // a chunk record takes at least 44 bytes
     d.reference = ref;
@@ -268,7 +242,7 @@ int stz_compress(const void* src, size_t src_size, void* dst, size_t dst_capacit
         *dst_size = 0;
         CompressOptions o = options_from(params, src_size);
         MemorySource in(ByteSpan(static_cast<const uint8_t*>(src), src_size));
-        BufferSink out(dst, dst_capacity);
+        SpanSink out(static_cast<uint8_t*>(dst), dst_capacity);
         compress_stream(in, out, o);
         *dst_size = out.used();
     });

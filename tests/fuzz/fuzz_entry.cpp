@@ -1,5 +1,6 @@
 #include "fuzz_entry.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -95,13 +96,27 @@ void codecs(const uint8_t* data, size_t size) {
     const Pipeline p = parse_pipeline(specs[data[0] % specs.size()], shapes[data[1] % 4]);
     const size_t declared = (size_t(data[2]) << 8 | data[3]) * 4;  // up to 256 KiB
     ByteSpan payload(data + 4, size - 4);
-    // 1. decoding an arbitrary payload must throw or produce exactly the declared size
+    // 1. decoding an arbitrary payload must throw or produce exactly the declared size; into
+    //    a caller's memory it must do the same, with the same bytes and none past them
+    const std::vector<uint64_t> sizes(p.stages.size(), declared);
+    Bytes out;
+    bool decoded = false;
     try {
-        std::vector<uint64_t> sizes(p.stages.size(), declared);
-        Bytes out = decode_pipeline(p, payload, sizes);
+        out = decode_pipeline(p, payload, sizes);
         if (out.size() != declared) std::abort();
+        decoded = true;
     } catch (const Error&) {
     }
+    Bytes into(declared + 16, 0xee);
+    bool decoded_into = false;
+    try {
+        decode_pipeline_into(p, payload, sizes, into.data(), declared);
+        decoded_into = true;
+    } catch (const Error&) {
+    }
+    if (decoded != decoded_into || (decoded && !std::equal(out.begin(), out.end(), into.begin()))) std::abort();
+    for (size_t i = declared; i < into.size(); ++i)
+        if (into[i] != 0xee) std::abort();
     // 2. encoding then decoding the payload must give it back exactly, within the sizes the
     //    codec declares (the reader rejects a stage outside them)
     EncodedChunk e = encode_pipeline(p, payload);

@@ -2,6 +2,8 @@
 // The CLI implements them over files and pipes; tests implement them over memory.
 #pragma once
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 
 #include "bytes.hpp"
 
@@ -52,6 +54,47 @@ public:
     virtual bool positioned_writes() const { return false; }
     // Writes n bytes at offset `off` from the sink's start; only when positioned_writes().
     virtual void write_at(uint64_t, const uint8_t*, size_t) { throw Error("this output cannot write at an offset"); }
+    // The sink's own memory for the bytes at [off, off + n) from its start, which the caller
+    // fills (from any thread) instead of writing them: a chunk is then decoded where it ends
+    // up, not copied there. nullptr for a sink without such memory (a file, a pipe); a sink
+    // that has it answers every call, throwing where the range does not fit.
+    virtual uint8_t* memory_at(uint64_t, size_t) { return nullptr; }
+};
+
+// The output does not fit in a sink of fixed size.
+struct OutputFull : Error {
+    using Error::Error;
+};
+
+// A caller's buffer of fixed capacity (the C API's destination): written in order, at
+// offsets, or straight into its memory; OutputFull past its capacity.
+class SpanSink final : public OutputSink {
+public:
+    SpanSink(uint8_t* dst, size_t cap) : dst_(dst), cap_(cap) {}
+    void write(const uint8_t* data, size_t n) override {
+        if (n > cap_ - used_) full();
+        if (n) std::memcpy(dst_ + used_, data, n);
+        used_ += n;
+    }
+    bool positioned_writes() const override { return true; }
+    void write_at(uint64_t off, const uint8_t* data, size_t n) override {
+        if (n) std::memcpy(memory_at(off, n), data, n);
+    }
+    uint8_t* memory_at(uint64_t off, size_t n) override {
+        if (off > cap_ || n > cap_ - off) full();
+        const size_t end = static_cast<size_t>(off) + n;
+        for (size_t seen = end_.load(); seen < end && !end_.compare_exchange_weak(seen, end);) {
+        }
+        return dst_ + off;
+    }
+    // The end of the furthest byte written.
+    size_t used() const { return std::max(used_, end_.load()); }
+
+private:
+    [[noreturn]] void full() const { throw OutputFull("destination buffer too small: " + std::to_string(cap_) + " bytes"); }
+    uint8_t* dst_;
+    size_t cap_, used_ = 0;
+    std::atomic<size_t> end_{0};  // the end of the furthest write_at / memory_at
 };
 
 class MemorySource final : public InputSource {

@@ -89,6 +89,7 @@ public:
         check_sizes(in, out_size);  // before allocating
         decode_appending(in, params, out_size, out);
     }
+    bool writes_into() const override { return true; }
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* o) const override {
         check_params(params);
         check_sizes(in, out_size);

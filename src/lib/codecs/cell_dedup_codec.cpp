@@ -213,11 +213,17 @@ public:
         return unchanged_in_place(buf, out_size);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        (void)read_layout(params);  // before anything is allocated
+        decode_appending(in, params, out_size, out);
+    }
+    // Every column of `o` is written (a block without repeats: copied whole) or it throws.
+    bool writes_into() const override { return true; }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* o) const override {
         const Layout l = read_layout(params);
         if (in.empty()) throw Error("celldedup: bad block");
         if (in.back() == 0) {
             if (in.size() - 1 != out_size) throw Error("celldedup: size mismatch");
-            append_bytes(out, in.first(in.size() - 1));
+            if (out_size) std::memcpy(o, in.data(), out_size);
             return;
         }
         const uint64_t row = l.cols * l.elem;
@@ -231,14 +237,12 @@ public:
         // Unique column u of row r sits at (r * n_unique + u) * elem of the body. Columns go in
         // tiles: their sources are read once per tile (the reader checks each < n_unique, so
         // every copy stays inside its body row), then copied row by row.
-        const size_t base = out.size();
-        out.resize(base + out_size);
         uint64_t source[TileCopier::kTile];
         TileCopier tiles;
         for (uint64_t c0 = 0; c0 < l.cols; c0 += TileCopier::kTile) {
             const uint64_t n = std::min(TileCopier::kTile, l.cols - c0);
             for (uint64_t k = 0; k < n; ++k) source[k] = refs.next();
-            tiles.copy(in.data(), n_unique * l.elem, out.data() + base + c0 * l.elem, row, rows, source, n, l.elem);
+            tiles.copy(in.data(), n_unique * l.elem, o + c0 * l.elem, row, rows, source, n, l.elem);
         }
         refs.finish();
     }

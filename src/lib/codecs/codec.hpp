@@ -60,6 +60,11 @@ public:
     // codecs that can write in place override it and save a copy. On a throw, `dst` may hold
     // anything. Default: decode, then copy.
     virtual void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const;
+    // True when decode_into writes straight into `dst`, with no buffer of its own to copy
+    // from: a pipeline whose first stage's codec says so decodes a chunk into the caller's
+    // memory (decode_pipeline_into); otherwise that stage decodes into a buffer freed after.
+    // Only a matter of speed and memory, never of the bytes. Default: false.
+    virtual bool writes_into() const { return false; }
     // Bytes after `dst + out_size` that decode_into_slack may overwrite with anything, and
     // (when `in_slack`) bytes after `in` that it may read; for encode_in_slack, the readable
     // bytes on either side of `in`.
@@ -84,8 +89,12 @@ public:
     }
     // decode for codecs whose decode_into writes every byte or throws: grows `out` by
     // `out_size` without zero-filling it (bytes.hpp) and decodes into the new bytes. Call it
-    // once the sizes are checked, so that nothing unjustified is allocated.
+    // once the sizes are checked, so that nothing unjustified is allocated; a size over
+    // max_decoded_size is refused here too (a codec called directly, not through the reader).
     void decode_appending(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const {
+        if (out_size > max_decoded_size(params, in.size()))
+            throw Error(std::string(name()) + ": " + std::to_string(out_size) + " bytes cannot come from " +
+                        std::to_string(in.size()) + " encoded bytes");
         const size_t base = out.size();
         out.resize(base + out_size);
         decode_into(in, params, out_size, out.data() + base);

@@ -178,6 +178,7 @@ public:
         out.resize(base + out_size);
         write_block(b, in, out_size, out.data() + base);
     }
+    bool writes_into() const override { return true; }
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         write_block(parse_block(in, params, out_size), in, out_size, dst);
     }

@@ -1,5 +1,7 @@
 #include "pipeline.hpp"
 
+#include <cstring>
+
 #include "base/limits.hpp"
 
 namespace stz {
@@ -132,10 +134,14 @@ void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, ui
     }
 }
 
-Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+namespace {
+
+// Decodes stages from the last down to `first` (each stage's input size is sizes[i]): returns
+// the output of stage `first`, which lies in `cur` (or is `payload` itself when no stage ran).
+ByteSpan decode_stages(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes, size_t first, Bytes& cur) {
     ByteSpan in = payload;
-    Bytes cur, next;
-    for (size_t i = p.stages.size(); i-- > 0;) {
+    Bytes next;
+    for (size_t i = p.stages.size(); i-- > first;) {
         // A stage after the first decoded reads a buffer of its own, which it may keep.
         if (i + 1 < p.stages.size() && p.stages[i].codec->decode_in_place(cur, p.stages[i].params, static_cast<size_t>(sizes[i]))) {
             in = cur;
@@ -147,8 +153,40 @@ Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uin
         std::swap(cur, next);
         in = cur;
     }
+    return in;
+}
+
+}  // namespace
+
+Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes) {
+    Bytes cur;
+    decode_stages(p, payload, sizes, 0, cur);
     if (p.stages.empty()) return Bytes(payload.begin(), payload.end());
     return cur;  // moved, not copied: a decoded chunk of up to 64 MiB exists once
+}
+
+void decode_pipeline_into(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes, uint8_t* dst,
+                          size_t out_size) {
+    if (sizes.size() != p.stages.size()) throw Error("pipeline stage count mismatch");
+    const uint64_t decoded = p.stages.empty() ? payload.size() : sizes[0];
+    if (decoded != out_size) throw Error("pipeline decodes to " + std::to_string(decoded) + " bytes, not " + std::to_string(out_size));
+    Bytes cur;
+    ByteSpan in = decode_stages(p, payload, sizes, p.stages.empty() ? 0 : 1, cur);
+    if (p.stages.empty()) {
+        if (out_size) std::memcpy(dst, in.data(), out_size);
+        return;
+    }
+    const Stage& first = p.stages[0];
+    if (first.codec->writes_into()) return first.codec->decode_into(in, first.params, out_size, dst);
+    // The first stage's own buffer (or its input, when it decodes in place), then one copy:
+    // what a sink's write would have cost.
+    if (p.stages.size() == 1 || !first.codec->decode_in_place(cur, first.params, out_size)) {
+        Bytes next;
+        first.codec->decode(in, first.params, out_size, next);
+        cur.swap(next);
+    }
+    if (cur.size() != out_size) throw Error("codec " + std::string(first.codec->name()) + " produced a wrong size");
+    if (out_size) std::memcpy(dst, cur.data(), out_size);
 }
 
 }  // namespace stz

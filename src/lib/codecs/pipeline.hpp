@@ -52,5 +52,10 @@ EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefi
 void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload);
 // `sizes[i]` is the input size of stage i at encode time; `max_size` caps every intermediate.
 Bytes decode_pipeline(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes);
+// The same into `dst`, which holds exactly `out_size` bytes (a chunk's place in the caller's
+// memory); throws unless the pipeline decodes to out_size bytes. On a throw `dst` may hold
+// anything; nothing past dst + out_size is written.
+void decode_pipeline_into(const Pipeline& p, ByteSpan payload, const std::vector<uint64_t>& sizes, uint8_t* dst,
+                          size_t out_size);
 
 }  // namespace stz

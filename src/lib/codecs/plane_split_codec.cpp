@@ -192,16 +192,13 @@ ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, ui
     return in.last(tail);
 }
 
-void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
+// Into `dst`, which holds out_size bytes: permute and the tail's copy write every byte.
+void decode_body(ByteSpan in, const PlanesParams& P, uint64_t out_size, uint8_t* dst) {
     Geometry g = geometry(P, out_size);
     std::vector<uint8_t*> plane;
     ByteSpan tail = decode_planes(in, P, g, out_size, plane);
-    // Grown once for body and tail (a second growth would move the whole body), not
-    // zero-filled (bytes.hpp): permute and the tail's copy write every byte.
-    const size_t base = out.size();
-    out.resize(base + g.body + tail.size());
-    permute<false>(out.data() + base, plane.data(), P, g);
-    if (!tail.empty()) std::memcpy(out.data() + base + g.body, tail.data(), tail.size());
+    permute<false>(dst, plane.data(), P, g);
+    if (!tail.empty()) std::memcpy(dst + g.body, tail.data(), tail.size());
 }
 
 const Pipeline& store_recipe() {
@@ -245,7 +242,8 @@ void encode_records(ByteSpan in, const PlanesParams& P, Bytes& out) {
     encode_body(bodies, P, out);
 }
 
-void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes& out) {
+// Into `o`, which holds out_size bytes: every head and body byte is written.
+void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, uint8_t* o) {
     const uint64_t R = P.record, H = P.record_head, B = R - H;
     if (out_size % R) throw Error("planes: the output is not a whole number of records");
     const uint64_t n = out_size / R;
@@ -259,13 +257,10 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     if (const uint8_t* at = decode_plane(in, pos, store_recipe(), later, H * n - first, false); at != later)
         std::copy(at, at + (H * n - first), later);
     for (uint64_t i = first; i < heads.size(); ++i) heads[i] ^= heads[i - H];
-    const size_t base = out.size();
     if (planes_split_by_record(P, B, n)) {  // each body permuted straight into its record
         const Geometry g = geometry(P, B * n);
         std::vector<uint8_t*> plane;
         if (!decode_planes(in.subspan(pos), P, g, B * n, plane).empty()) throw Error("planes: bytes after the record bodies");
-        out.resize(base + out_size);  // not zero-filled: every head and body byte is written below
-        uint8_t* o = out.data() + base;
         permute_records<false>(o, plane.data(), P, n, R, H);
         if (H)
             for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * R, heads.data() + i * H, H);
@@ -273,10 +268,7 @@ void decode_records(ByteSpan in, const PlanesParams& P, uint64_t out_size, Bytes
     }
     // The bodies are decoded in place, then spread out from the last record to the first
     // (record i's body moves from i * B to i * R + H, never before where it was).
-    decode_body(in.subspan(pos), P, B * n, out);
-    if (out.size() - base != B * n) throw Error("planes: record bodies decoded to a wrong size");
-    out.resize(base + out_size);
-    uint8_t* o = out.data() + base;
+    decode_body(in.subspan(pos), P, B * n, o);
     for (uint64_t i = n; i-- > 0;) {
         std::memmove(o + i * R + H, o + i * B, B);
         if (H) std::memcpy(o + i * R, heads.data() + i * H, H);
@@ -299,9 +291,16 @@ public:
         PlanesParams P = read_params(params);
         P.record ? encode_records(in, P, out) : encode_body(in, P, out);
     }
+    // The output is grown before the planes are decoded (not zero-filled, bytes.hpp): its
+    // size is the stage's, which the reader bounded by what the input can decode to.
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        (void)read_params(params);  // before anything is allocated
+        decode_appending(in, params, out_size, out);
+    }
+    bool writes_into() const override { return true; }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         PlanesParams P = read_params(params);
-        P.record ? decode_records(in, P, out_size, out) : decode_body(in, P, out_size, out);
+        P.record ? decode_records(in, P, out_size, dst) : decode_body(in, P, out_size, dst);
     }
     std::string describe(ByteSpan params) const override { return describe_params(params); }
     // + 1: the mode byte of the heads' plane record (the heads themselves are input bytes).

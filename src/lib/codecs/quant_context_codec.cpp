@@ -292,10 +292,17 @@ public:
         out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        (void)read_qparams(params);  // before anything is allocated
+        decode_appending(in, params, out_size, out);
+    }
+    // Every byte of `o` is written (the blocks, the payload planes, the tail) or it throws.
+    bool writes_into() const override { return true; }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* o) const override {
         const QParams q = read_qparams(params);
         if (!q.layout.bytes) {
             if (in.size() != out_size) throw Error("qctx: size mismatch");
-            return append_bytes(out, in);
+            if (out_size) std::memcpy(o, in.data(), out_size);
+            return;
         }
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
@@ -304,10 +311,8 @@ public:
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
         if (in[0] == kModePlanes) {
             if (out_size > max_decoded_size(params, in.size())) throw Error("qctx: declared size over the bound");
-            const size_t base = out.size();
-            out.resize(base + out_size);
-            decode_planes(body, q, g, out_size, out.data() + base);
-            if (g.tail) std::memcpy(out.data() + base + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
+            decode_planes(body, q, g, out_size, o);
+            if (g.tail) std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
             return;
         }
         if (!per_channel) {
@@ -317,9 +322,6 @@ public:
             plane_payload = body.subspan(4 + size_t(rc_len));
         }
         Models m(q, per_channel);
-        const size_t base = out.size();
-        out.resize(base + out_size);
-        uint8_t* o = out.data() + base;
         RangeDecoder rc(coded);
         for (size_t i = 0; i < g.blocks; ++i) {
             if (q.record && i % g.per_record == 0) code_head(rc, m, q, o, o, i / g.per_record);

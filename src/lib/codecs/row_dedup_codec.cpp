@@ -57,12 +57,18 @@ public:
         return unchanged_in_place(buf, out_size);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        check_params(params);  // before anything is allocated
+        decode_appending(in, params, out_size, out);
+    }
+    // Every row of `o` is written (a block without repeats: copied whole) or it throws.
+    bool writes_into() const override { return true; }
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* o) const override {
         check_params(params);
         if (in.empty()) throw Error("dedup: bad block");
         const uint64_t row = load_le<uint64_t>(params.data());
         if (in.back() == 0) {
             if (in.size() - 1 != out_size) throw Error("dedup: size mismatch");
-            append_bytes(out, in.first(in.size() - 1));
+            if (out_size) std::memcpy(o, in.data(), out_size);
             return;
         }
         if (in.back() != 1 || row == 0 || out_size % row || in.size() < 5) throw Error("dedup: bad block");
@@ -72,10 +78,9 @@ public:
         if (body % row) throw Error("dedup: bad unique rows");
         const size_t n = out_size / row, n_unique = body / row;
         ReferenceReader refs(in.subspan(body, ref_len), n, n_unique, "dedup", "row");
-        out.reserve(out.size() + out_size);
         for (size_t r = 0; r < n; ++r) {
-            const uint64_t u = refs.next();
-            append_bytes(out, in.subspan(u * row, row));
+            const uint64_t u = refs.next();  // < n_unique: the row lies in the body
+            std::memcpy(o + r * row, in.data() + u * row, row);
         }
         refs.finish();
     }

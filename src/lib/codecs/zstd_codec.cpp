@@ -59,6 +59,7 @@ public:
         check_frame_holds(in, out_size);
         decode_appending(in, params, out_size, out);
     }
+    bool writes_into() const override { return true; }
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         check_params(params);
         check_frame_holds(in, out_size);

@@ -172,7 +172,7 @@ static void decode_properties(SpanReader& r, ContainerHeader& h) {
     }
 }
 
-static ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint16_t version, uint64_t base) {
+ContainerHeader container_detail::decode_header_body(ByteSpan stored, uint16_t flags, uint16_t version, uint64_t base) {
     if (flags & ~kHeaderCompressed) throw DataError("unknown header flags (written by a newer statezip?)", 10);
     Bytes unpacked;
     ByteSpan body = stored;
@@ -307,7 +307,7 @@ void ContainerWriter::finish(uint64_t content_hash) {
     put(rec);
 }
 
-static void check_version(uint16_t version) {
+void container_detail::check_version(uint16_t version) {
     if (version < kStzVersion || version > kStzMaxVersion)
         throw DataError("unsupported .stz format version " + std::to_string(version) + " (this statezip reads versions " +
                             std::to_string(kStzVersion) + " to " + std::to_string(kStzMaxVersion) + ")", 8);
@@ -496,98 +496,36 @@ void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord&
         throw DataError("checksum mismatch in chunk " + std::to_string(c.index), c.container_offset);
 }
 
-Bytes ContainerReader::decode(const ChunkRecord& c) const {
-    if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
-    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
-    Bytes raw;
+// Runs a chunk's decoding, with a codec's error (a stz::Error that is not a DataError) named
+// as a corrupt chunk at the chunk's offset.
+template <class F> static void decoding_chunk(const ChunkRecord& c, F&& decode) {
     try {
-        raw = decode_pipeline(c.pipeline, c.payload_bytes(), c.stage_sizes);
+        decode();
     } catch (const DataError&) {
         throw;
     } catch (const Error& e) {
         throw DataError(std::string("corrupt chunk (") + e.what() + ")", c.container_offset);
     }
+}
+
+void ContainerReader::check_before_decode(const ChunkRecord& c) {
+    if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
+    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
+}
+
+Bytes ContainerReader::decode(const ChunkRecord& c) const {
+    check_before_decode(c);
+    Bytes raw;
+    decoding_chunk(c, [&] { raw = decode_pipeline(c.pipeline, c.payload_bytes(), c.stage_sizes); });
     if (hash64(raw) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
     return raw;
 }
 
-ContainerListing list_container(InputSource& in) {
-    using wire::EndTail, wire::FixedHeader, wire::IndexEntry, wire::Trailer, wire::kEndHeadBytes, wire::kMinChunkRecordBytes;
-    ContainerListing L;
-    L.container_size = in.size();
-    uint64_t size = in.size();
-    if (size < wire::kCompactFixedBytes) throw DataError("file too small to be a .stz", 0);
-    Bytes fixed(FixedHeader::kSize);
-    in.read_at(0, fixed.data(), wire::kCompactFixedBytes);
-    if (!looks_like_stz(fixed)) throw DataError("not a statezip (.stz) file: bad magic", 0);
-    const uint16_t version = load_le<uint16_t>(fixed.data() + FixedHeader::kVersionAt);
-    check_version(version);
-    if (version == kStzVersionCompact) return list_compact_container(in);
-    // A header body is never shorter than 8 bytes: nothing below this size can be a .stz.
-    constexpr uint64_t kSmallestStz = FixedHeader::kSize + wire::kHeaderHashBytes + 8 + wire::kMinEndBytes;
-    if (size < kSmallestStz) throw DataError("file too small to be a .stz", 0);
-    in.read_at(0, fixed.data(), fixed.size());
-    const FixedHeader fh = FixedHeader::decode(fixed.data());
-    const uint32_t len = fh.body_length;
-    if (len > kMaxHeaderBytes || fh.end() > size) throw DataError("bad header length", FixedHeader::kLengthAt);
-    Bytes hdr(fh.end());
-    in.read_at(0, hdr.data(), hdr.size());
-    if (hash64({hdr.data(), size_t(fh.hash_at())}) != load_le<uint64_t>(hdr.data() + fh.hash_at()))
-        throw DataError("header checksum mismatch", fh.hash_at());
-    L.header = decode_header_body({hdr.data() + FixedHeader::kSize, len}, fh.flags, fh.version, FixedHeader::kSize);
-    uint8_t trailer[Trailer::kSize];
-    const uint64_t trailer_at = size - Trailer::kSize;
-    in.read_at(trailer_at, trailer, Trailer::kSize);
-    if (!Trailer::has_magic(trailer)) throw DataError("bad trailer (truncated .stz?)", trailer_at);
-    const uint64_t end = Trailer::decode(trailer).end_offset;
-    if (end < hdr.size() || end > trailer_at - kEndHeadBytes - EndTail::kSize) throw DataError("bad end-record offset", trailer_at);
-    // The end record: kind, chunk count, one index entry per chunk, original size, content
-    // hash, its own hash. The count is checked against what the file can hold before anything
-    // is allocated, and the index is read in pieces and validated entry by entry, so a crafted
-    // (e.g. sparse) file costs memory only for entries that are really there and valid.
-    uint8_t head[kEndHeadBytes];
-    in.read_at(end, head, kEndHeadBytes);
-    if (head[0] != static_cast<uint8_t>(ChunkKind::End)) throw DataError("end record expected", end);
-    const uint32_t n = load_le<uint32_t>(head + 1);
-    const uint64_t chunk_room = end - hdr.size();
-    if (uint64_t(n) * IndexEntry::kSize + kEndHeadBytes + EndTail::kSize != trailer_at - end)
-        throw DataError("end record size does not match its chunk count", end);
-    if (n > L.header.original_size || n > chunk_room / kMinChunkRecordBytes)
-        throw DataError("end record lists " + std::to_string(n) + " chunks, more than the file can hold", end + 1);
-    Hasher rec_hash;
-    rec_hash.update({head, kEndHeadBytes});
-    uint64_t next_offset = hdr.size(), raw_total = 0;
-    Bytes block;
-    for (uint32_t done = 0; done < n;) {
-        const uint32_t take = std::min<uint32_t>(n - done, 4096);
-        const uint64_t at = end + kEndHeadBytes + uint64_t(done) * IndexEntry::kSize;
-        block.resize(size_t(take) * IndexEntry::kSize);
-        in.read_at(at, block.data(), block.size());
-        rec_hash.update(block);
-        for (uint32_t i = 0; i < take; ++i) {
-            const ChunkIndexEntry e = IndexEntry::decode(block.data() + size_t(i) * IndexEntry::kSize);
-            const uint64_t where = at + uint64_t(i) * IndexEntry::kSize;
-            if (e.section >= L.header.sections.size()) throw DataError("bad section in chunk index", where);
-            if (e.raw_size == 0 || e.raw_size > kMaxChunkRaw || e.raw_size > L.header.original_size - raw_total)
-                throw DataError("bad chunk size in chunk index", where);
-            if (e.stored_size > kMaxStageBytes || e.container_offset < next_offset ||
-                e.container_offset > end - kMinChunkRecordBytes - e.stored_size)
-                throw DataError("chunk index entry points outside the chunk area", where);
-            raw_total += e.raw_size;
-            next_offset = e.container_offset + kMinChunkRecordBytes + e.stored_size;
-            L.index.push_back(e);
-        }
-        done += take;
-    }
-    uint8_t tail[EndTail::kSize];
-    in.read_at(end + kEndHeadBytes + uint64_t(n) * IndexEntry::kSize, tail, EndTail::kSize);
-    rec_hash.update({tail, EndTail::kHashedBytes});
-    const EndTail et = EndTail::decode(tail);
-    L.content_hash = et.content_hash;
-    if (et.end_hash != rec_hash.digest()) throw DataError("end record checksum mismatch", end);
-    if (et.original_size != L.header.original_size) throw DataError("end record and header disagree on the original size", end);
-    if (raw_total != et.original_size) throw DataError("chunk index does not cover the original size", end);
-    return L;
+void ContainerReader::decode_into(const ChunkRecord& c, uint8_t* dst) const {
+    check_before_decode(c);
+    const size_t n = static_cast<size_t>(c.raw_size);
+    decoding_chunk(c, [&] { decode_pipeline_into(c.pipeline, c.payload_bytes(), c.stage_sizes, dst, n); });
+    if (hash64({dst, n}) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
 }
 
 }  // namespace stz

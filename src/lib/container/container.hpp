@@ -146,6 +146,9 @@ public:
     // Reads a payload next(InDecodeRead) left in the input (nothing if it did not); any thread.
     static void load_payload(ChunkRecord& c);
     Bytes decode(const ChunkRecord& c) const;  // (checks the record,) decodes and checks the raw hash
+    // The same into `dst`, which holds the chunk's raw_size bytes (its place in the caller's
+    // memory); on a throw `dst` may hold anything.
+    void decode_into(const ChunkRecord& c, uint8_t* dst) const;
     // Hands back the payload buffer of a chunk already decoded: the next chunk's payload is read
     // into it, so that a long stream does not allocate (and fault in) a new buffer per chunk.
     void recycle_payload(Bytes&& payload);
@@ -173,6 +176,7 @@ private:
     void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
     void read_end_record(uint64_t start, Hasher& st);
     static void check_record(const Hasher& record_hash, const ChunkRecord& c);
+    static void check_before_decode(const ChunkRecord& c);
     InputStream& in_;
     uint64_t pos_ = 0;
     ContainerHeader header_;
@@ -218,6 +222,9 @@ std::optional<Bytes> compress_header_body(ByteSpan body, size_t size_field_bytes
 Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base);
 Bytes encode_compact_header(const ContainerHeader& h);  // the whole version 3 header
 void check_property(const ContainerHeader& h, const HeaderProperty& p, uint64_t at);  // before it is added
+void check_version(uint16_t version);  // one this statezip reads, else DataError at its offset
+// A version 1/2 header body (`stored` as in the file, compressed when flags say so); base: its offset.
+ContainerHeader decode_header_body(ByteSpan stored, uint16_t flags, uint16_t version, uint64_t base);
 }  // namespace container_detail
 
 }  // namespace stz

@@ -289,7 +289,7 @@ CompressResult compress_parsed(InputSource& in, const ParsedFile& parsed, Output
 }
 
 uint64_t chunk_decode_cost(const ChunkRecord& c) {
-    // decode_pipeline returns a copy of its last buffer: the decoded chunk counts twice.
+    // The decoded chunk counts twice: the last stage's output and its copy in a sink's memory.
     uint64_t cost = c.payload_size() + c.raw_size;
     for (uint64_t s : c.stage_sizes) cost += s;  // the reader caps each stage size: no overflow
     return cost;
@@ -314,16 +314,21 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
     // worker's decoding as it is.
     const bool spread_io = !inline_run && threads > 1;
     OutputSink* direct = spread_io && !patch && out.positioned_writes() ? &out : nullptr;
+    // A sink with memory of its own (a caller's buffer) takes each chunk decoded straight into
+    // its place, on any schedule: no copy of the output at all.
+    OutputSink* in_memory = !patch && out.memory_at(0, 0) ? &out : nullptr;
     const PayloadCheck check = spread_io ? PayloadCheck::InDecodeRead : PayloadCheck::InDecode;
-    // A decoded chunk, and the payload buffer it came from (recycled for a later chunk).
+    // A decoded chunk (empty when it was decoded into the sink's memory), its size, and the
+    // payload buffer it came from (recycled for a later chunk).
     struct Decoded {
         Bytes raw, payload;
+        size_t size = 0;
     };
     OrderedQueue<Decoded, uint32_t> queue(  // tagged with the chunk's section
         pool, 2 * size_t(threads), opt.memory_budget, [&](const uint32_t& section, Decoded&& d) {
             r.recycle_payload(std::move(d.payload));
-            if (!direct) sink.write(d.raw.data(), d.raw.size());
-            res.bytes_out += d.raw.size();
+            if (!direct && !in_memory) sink.write(d.raw.data(), d.raw.size());
+            res.bytes_out += d.size;
             if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[section].name);
         });
     // The decode jobs check each chunk's record checksum (payload, head, raw offset) before
@@ -345,10 +350,14 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         if (!c) break;
         auto rec = std::make_shared<ChunkRecord>(std::move(*c));
         const uint64_t cost = chunk_decode_cost(*rec);
-        queue.submit(rec->section, cost, [&r, rec, direct] {
+        queue.submit(rec->section, cost, [&r, rec, direct, in_memory] {
             ContainerReader::load_payload(*rec);
-            Decoded d{r.decode(*rec), std::move(rec->payload)};
-            if (direct) direct->write_at(rec->raw_offset, d.raw.data(), d.raw.size());
+            Decoded d;
+            d.size = rec->raw_size;
+            if (in_memory) r.decode_into(*rec, in_memory->memory_at(rec->raw_offset, rec->raw_size));
+            else d.raw = r.decode(*rec);
+            d.payload = std::move(rec->payload);
+            if (direct && !in_memory) direct->write_at(rec->raw_offset, d.raw.data(), d.raw.size());
             return d;
         });
     }
