@@ -54,16 +54,16 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=rans:0)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100, true)) == "celldedup+planes:rm(all=rans:0)");
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::F16, 100)) == "planes(top=rans:1,rest=bitpack)");
-    // Quant K: qctx's rANS planes (no model per channel) but for 5-bit blocks, whose values the
-    // model codes whole; max keeps the model for all. The few new rows of a patch also try zstd
+    // Quant K: qctx's rANS planes (no model per channel; 5-bit values whole in a plane of their
+    // own, mode 3, where that pays); max keeps the model for all. The few new rows of a patch also try zstd
     // on them (per chunk, the smaller), whole files never.
     const Section big_q8k = kv(K::KvKey, ElemType::Q8_0, 4000), small_q8k = kv(K::KvKey, ElemType::Q8_0, 100);
     REQUIRE(big_q8k.size >= 64 << 10);
     REQUIRE(small_q8k.size < 64 << 10);
     const std::string quant_k = "qctx:planes";
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::Q4_0, 100)) == quant_k);
-    CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::Q5_0, 100)) == "qctx");
-    CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::Q5_1, 100)) == "qctx");
+    CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::Q5_0, 100)) == quant_k);
+    CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::Q5_1, 100)) == quant_k);
     CHECK(spec(Preset::Max, big_q8k).rfind("qctx|", 0) == 0);
     CHECK(spec(Preset::Default, big_q8k) == quant_k);
     CHECK(spec(Preset::Default, small_q8k) == quant_k);

@@ -1,7 +1,7 @@
-// qctx's mode 2 (every byte in rANS byte planes, where a model per channel does not pay or
-// qctx:planes asks for no model): round trips over every block layout, row width and record
-// geometry (the tiled transpose for records of whole rows, byte by byte otherwise), and
-// hostile payloads and parameters of that mode.
+// qctx's modes 2 and 3 (every byte in rANS byte planes, where a model per channel does not pay
+// or qctx:planes asks for no model; mode 3 with the values whole): round trips over every block
+// layout, row width and record geometry (the tiled transpose for records of whole rows, byte
+// by byte otherwise), and hostile payloads and parameters of those modes.
 #include <catch2/catch.hpp>
 
 #include "codecs/pipeline.hpp"
@@ -102,22 +102,24 @@ TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][h
     }
 }
 
-TEST_CASE("qctx:planes writes mode 2 where qctx takes the model per channel", "[quant][qctx]") {
+TEST_CASE("qctx:planes writes rANS planes where qctx takes the model per channel", "[quant][qctx]") {
     const ElemType types[] = {ElemType::Q8_0, ElemType::Q4_0, ElemType::Q4_1, ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
     for (ElemType t : types) {
         INFO(elem_type_info(t).name);
+        // Channel-dependent values: whole (mode 3) where they are narrower than a byte.
+        const uint8_t planes_mode = t == ElemType::Q8_0 ? 2 : 3;
         const Bytes trained = channel_blocks(t, 400, 2, 7);
         const Pipeline model = parse_pipeline("qctx", blocks_shape(t, 2));
         const Pipeline planes = parse_pipeline("qctx:planes", blocks_shape(t, 2));
         CHECK(planes.describe() == "qctx:planes");
         CHECK(round_trip_mode(model, trained) == 1);
-        CHECK(round_trip_mode(planes, trained) == 2);
+        CHECK(round_trip_mode(planes, trained) == planes_mode);
         // With records: the 14-byte form.
         const Bytes records = records_of(20, [](int r) { return random_bytes(12, r); },
                                          [&](int r) { return channel_blocks(t, 40, 2, r); });
         const Pipeline pr = parse_pipeline("qctx:planes", blocks_shape(t, 2, 80));
         CHECK(pr.stages[0].params.size() == 14);
-        CHECK(round_trip_mode(pr, records) == 2);
+        CHECK(round_trip_mode(pr, records) == planes_mode);
     }
 }
 
@@ -132,4 +134,90 @@ TEST_CASE("qctx refuses a flags byte it does not know, and 'planes' with a rate"
         CHECK_THROWS_AS(q->check_params(params), Error);
     }
     CHECK_THROWS_AS(parse_pipeline("qctx:planes:4", blocks_shape(ElemType::Q8_0, 2)), Error);
+}
+
+TEST_CASE("qctx mode 3 (whole values) round-trips and is smaller than mode 2 where it is chosen", "[quant][qctx]") {
+    const ElemType types[] = {ElemType::Q4_0, ElemType::Q4_1, ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
+    for (ElemType t : types) {
+        const uint64_t W = elem_type_info(t).block_bytes;
+        for (uint64_t cols : {1, 3, 4}) {
+            INFO(elem_type_info(t).name << ", " << cols << " blocks a row");
+            const Pipeline p = parse_pipeline("qctx:planes", blocks_shape(t, cols));
+            for (size_t rows : {17, 300}) {
+                Bytes data = channel_blocks(t, rows, cols, rows * 7 + cols);
+                CHECK(round_trip_mode(p, data) == 3);
+                data.resize(data.size() + W / 2, 0x33);  // a partial block at the end
+                CHECK(round_trip_mode(p, data) == 3);
+            }
+            for (uint64_t per_record : {cols * 20, uint64_t{5}}) {
+                const Pipeline pr = parse_pipeline("qctx:planes", blocks_shape(t, cols, per_record));
+                const Bytes records = records_of(
+                    30, [](int r) { return random_bytes(12, 300 + r); },
+                    [&](int r) { return per_record % cols == 0 ? channel_blocks(t, per_record / cols, cols, r)
+                                                               : channel_blocks(t, per_record, 1, r); });
+                CHECK(round_trip_mode(pr, records) == 3);
+            }
+        }
+        // Noise and q8_0 keep mode 2; values that depend on their channel compress (a random
+        // scale of 2 or 4 bytes a block, a bit of noise in each value; order 1 from 8 KiB).
+        const Bytes trained = channel_blocks(t, 600, 1, 5);
+        const Bytes noise = noise_blocks(t, 2000, 9);
+        const Pipeline p = parse_pipeline("qctx:planes", blocks_shape(t, 1));
+        CHECK(round_trip_mode(p, noise) == 2);
+        const Bytes q8_trained = channel_blocks(ElemType::Q8_0, 200, 1, 5);
+        CHECK(round_trip_mode(parse_pipeline("qctx:planes", blocks_shape(ElemType::Q8_0, 1)), q8_trained) == 2);
+        CHECK(encode_pipeline(p, trained).payload.size() * 10 < trained.size() * 6);
+    }
+}
+
+TEST_CASE("qctx mode 3 refuses hostile payloads with an error", "[quant][qctx][hostile]") {
+    const Codec* q = find_codec("qctx");
+    REQUIRE(q);
+    const Bytes params = parse_pipeline("qctx:planes", blocks_shape(ElemType::Q5_1, 2, 40)).stages[0].params;
+    const Bytes data = records_of(8, [](int r) { return random_bytes(12, r); },
+                                  [](int r) { return channel_blocks(ElemType::Q5_1, 20, 2, r); });
+    Bytes payload;
+    q->encode(data, params, payload);
+    REQUIRE(payload[0] == 3);
+    Bytes out;
+    q->decode(payload, params, data.size(), out);
+    CHECK(out == data);
+    out.clear();
+    const uint64_t huge = (uint64_t{1} << 40) / data.size() * data.size();
+    CHECK_THROWS_AS(q->decode(payload, params, static_cast<size_t>(huge), out), Error);
+    Bytes long_heads = payload;
+    store_le<uint32_t>(long_heads.data() + 1, UINT32_MAX);
+    for (const Bytes& bad : {long_heads, Bytes(payload.begin(), payload.begin() + 5)}) {
+        out.clear();
+        CHECK_THROWS_AS(q->decode(bad, params, data.size(), out), Error);
+    }
+    // Truncations and flipped bytes: an error or other bytes of exactly the declared size (a
+    // coded plane one byte short can still decode), never a crash.
+    for (size_t cut = 1; cut < 40 && cut < payload.size(); cut += 3) {
+        out.clear();
+        try {
+            q->decode(ByteSpan(payload).first(payload.size() - cut), params, data.size(), out);
+            CHECK(out.size() == data.size());
+        } catch (const Error&) {
+        }
+    }
+    for (size_t at = 1; at < payload.size(); at += 5) {
+        Bytes flipped = payload;
+        flipped[at] ^= 0x24;
+        out.clear();
+        try {
+            q->decode(flipped, params, data.size(), out);
+            CHECK(out.size() == data.size());
+        } catch (const Error&) {
+        }
+    }
+    // Mode 3 for q8_0, whose values are its bytes, is not a stream any encoder writes.
+    const Bytes q8_params = parse_pipeline("qctx:planes", blocks_shape(ElemType::Q8_0, 1)).stages[0].params;
+    const Bytes q8 = channel_blocks(ElemType::Q8_0, 50, 1, 3);
+    Bytes q8_payload;
+    q->encode(q8, q8_params, q8_payload);
+    REQUIRE(q8_payload[0] == 2);
+    q8_payload[0] = 3;
+    out.clear();
+    CHECK_THROWS_AS(q->decode(q8_payload, q8_params, q8.size(), out), Error);
 }

@@ -13,6 +13,7 @@ namespace stz::qctx {
 
 inline constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4;
 inline constexpr unsigned kElems = 32;  // values per block
+inline constexpr unsigned kMaxBlockBytes = 34;  // q8_0's, the largest layout
 
 struct BlockLayout {
     unsigned bytes, bits;  // block size; bits per quant value
@@ -100,8 +101,18 @@ const Bytes& rans_order1();
 
 // Mode 2's payload (after the mode byte, before the partial last block): the blocks of `in`
 // (g.blocks of them) as rANS planes, and back into `o` (out_size bytes, the whole records
-// or blocks; the partial last block is the caller's).
-void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out);
-void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o);
+// or blocks; the partial last block is the caller's). With `whole_values`, mode 3's: the
+// last plane holds each block's 32 values whole instead of its bytes after the scales.
+// Which last plane (mode 3's whole values, or mode 2's bytes after the scales) and whether
+// its rans stage may use order 1. Whole values where they are expected smaller (each plane by
+// the better of order 0 and order 1, from the first blocks): on few rows, where order-1's
+// tables of byte pairs cost more than they find; the bytes on many rows of 4-bit values,
+// where the pair of values in a byte is a wider context.
+struct PlanesChoice {
+    bool whole_values, row_context;
+};
+PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in);
+void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out, const PlanesChoice& choice);
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values);
 
 }  // namespace stz::qctx

@@ -20,7 +20,9 @@
 // binary decision): rans stages only, each after its u32 length but the last: the record
 // heads (each XOR the head before; with records only), each scale byte as a plane
 // (channel-major, so that order-1's context is the same byte one row up, as mode 0's model
-// has it), then mode 0's plane of the bytes after the scales. Mode 0 is still written for
+// has it), then mode 0's plane of the bytes after the scales; mode 3 (where values narrower
+// than a byte are expected smaller whole): mode 2 with, as the last plane, the 32 values of
+// every block one byte each, channel-major (quant_context_planes.cpp). Mode 0 is still written for
 // degenerate chunks whose rANS planes would be smaller than the decoder's size bound
 // allows. Then the input's partial last block verbatim (its length follows from the output
 // size).
@@ -206,7 +208,7 @@ void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8
     }
 }
 
-constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2;
+constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2, kModeValuePlanes = 3;
 
 class QuantContextCodec final : public Codec {
 public:
@@ -255,8 +257,9 @@ public:
             per_channel_pays(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, q.cols);
         const size_t start = out.size();
         if (!per_channel && g.blocks) {
-            out.push_back(kModePlanes);
-            encode_planes(in, q, g, out);
+            const PlanesChoice choice = choose_planes(q, g, in);
+            out.push_back(choice.whole_values ? kModeValuePlanes : kModePlanes);
+            encode_planes(in, q, g, out, choice);
             out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
             // The decoder's size bound holds for every stream mode 0 writes, not for rANS
             // planes of degenerate data (all-equal blocks): there, mode 0.
@@ -306,12 +309,14 @@ public:
         }
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
-        if (in.size() < 1 + g.tail || in[0] > kModePlanes) throw Error("qctx: bad block");
+        // (Mode 3 only where values are narrower than a byte: q8_0's are its bytes, mode 2.)
+        if (in.size() < 1 + g.tail || in[0] > kModeValuePlanes || (in[0] == kModeValuePlanes && q.layout.bits == 8))
+            throw Error("qctx: bad block");
         const bool per_channel = in[0] == kModePerChannel;
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
-        if (in[0] == kModePlanes) {
+        if (in[0] == kModePlanes || in[0] == kModeValuePlanes) {
             if (out_size > max_decoded_size(params, in.size())) throw Error("qctx: declared size over the bound");
-            decode_planes(body, q, g, out_size, o);
+            decode_planes(body, q, g, out_size, o, in[0] == kModeValuePlanes);
             if (g.tail) std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
             return;
         }
@@ -350,7 +355,8 @@ public:
     // which the block holds exactly), each at most 8.1 bits: under 1.02 bytes per input byte.
     // Mode 0: the scales so, the rest through rANS (at most its input + 1). + the mode byte,
     // the length, the coder's flush and the tail. Mode 2: at most 5 planes, each at most its
-    // input + 5 bytes (a length, a mode byte).
+    // input + 5 bytes (a length, a mode byte); mode 3 the same with a last plane of 32 bytes a
+    // block of 18 or more (q4_0 stored: 1.9 bytes per input byte).
     size_t max_encoded_size(size_t n) const override { return n > SIZE_MAX / 4 ? SIZE_MAX : 2 * n + 64; }
     // Each decision shrinks the range by at least 0.0049 bits: fewer than 2048 decisions per
     // coded byte, and a block takes at least 16 (its scale): at most 128 blocks per coded byte.

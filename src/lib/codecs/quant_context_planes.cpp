@@ -1,6 +1,7 @@
-// qctx's mode 2: every byte of the chunk in rANS planes (the format is described in
+// qctx's modes 2 and 3: every byte of the chunk in rANS planes (the format is described in
 // quant_context_codec.cpp).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "byte_transpose.hpp"
@@ -16,38 +17,100 @@ const Bytes& rans_order1() {
 
 namespace {
 
-// Whether the same value one row up can tell anything (order-1 of the channel-major quant
-// plane may pay: then the rans stage measures it; else order 0 without that measurement,
-// which cost as much as the coding). Order-1's tables (a frequency per pair seen, ~0.8
-// bytes) against order-0's, on the first blocks.
 constexpr size_t kRowEstimateBlocks = 2048;
-template <typename BlockAt>
-bool row_context_may_pay(const BlockLayout& L, BlockAt&& block, size_t n, unsigned cols) {
-    n = std::min(n, kRowEstimateBlocks + cols);
-    const unsigned A = 1u << L.bits;
-    thread_local std::vector<uint32_t> pairs;
-    pairs.assign(size_t(A) * A, 0);
-    std::vector<uint32_t> single(A, 0), context(A, 0);
-    uint8_t v[kElems], up[kElems];
-    for (size_t i = cols; i < n; ++i) {
-        unpack(L, block(i), v), unpack(L, block(i - cols), up);
-        for (unsigned j = 0; j < kElems; ++j) ++pairs[size_t(up[j]) * A + v[j]];
-    }
-    const double* const table = klogk_table();
+
+// The counts of a plane of `alphabet` symbols on the first blocks, each symbol paired with the
+// same one one row up. `symbols(b, s)` writes block b's symbols into s, in the same order for
+// every block, and returns how many.
+struct PlaneCounts {
+    double h0 = 0, h1 = 0;  // bits: order 0; order 1 with the symbol one row up as context
+    size_t used = 0, used_pairs = 0, contexts = 0;
     uint64_t total = 0;
-    double h1 = 0;
-    size_t used_pairs = 0, used = 0;
-    for (size_t p = 0; p < pairs.size(); ++p)
-        if (pairs[p]) h1 -= klogk(table, pairs[p]), ++used_pairs, single[p % A] += pairs[p], context[p / A] += pairs[p];
-    for (unsigned s = 0; s < A; ++s) {
-        total += single[s];
-        h1 += klogk(table, context[s]);
-        used += single[s] != 0;
+    double scale = 1;  // blocks of the chunk per block counted
+    double stored = 0;  // bytes of the plane as it is (what rans keeps where coding gains nothing)
+
+    // Whether the same value one row up can tell anything (order-1 of the channel-major quant
+    // plane may pay: then the rans stage measures it; else order 0 without that measurement,
+    // which cost as much as the coding). Order-1's tables (a frequency per pair seen, ~0.8
+    // bytes) against order-0's, on the counted blocks.
+    bool row_context_may_pay() const { return total && h1 / 8 + 0.8 * used_pairs < h0 / 8 + 0.8 * used; }
+
+    // Estimated bytes of the whole plane by order 0 and by order 1, tables included. The
+    // entropy of counts underestimates that of the source by about (symbols used - 1) / (2 ln 2)
+    // bits per context (Miller-Madow), which matters where the sample spreads over many contexts
+    // (order 1 of bytes: 65536 pairs; without the correction the bytes of the random-weight
+    // model's q5_1 K looked 6 % smaller than its whole values, which are 1.2 % smaller coded).
+    double order0() const { return scale * (h0 + kBias * double(used ? used - 1 : 0)) / 8 + 0.8 * used; }
+    double order1() const { return scale * (h1 + kBias * double(used_pairs - contexts)) / 8 + 0.8 * used_pairs; }
+    double best() const { return std::min({order0(), order1(), stored}); }
+    static constexpr double kBias = 0.5 / 0.6931471805599453;
+};
+
+template <typename BlockAt, typename Symbols>
+PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, size_t n, unsigned cols) {
+    const size_t sampled = std::min(n, kRowEstimateBlocks + cols);
+    // Each block's symbols once; the pairs counted in a table that only the cells used are
+    // read from and cleared in (a 256 x 256 table is 8x a small chunk's sampled pairs).
+    thread_local Bytes syms;
+    thread_local std::vector<uint32_t> pairs, used_cells;
+    syms.resize(sampled * kElems);
+    if (pairs.size() < size_t(alphabet) * alphabet) pairs.assign(size_t(alphabet) * alphabet, 0);
+    used_cells.clear();
+    unsigned k = 0;
+    for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
+    for (size_t i = cols; i < sampled; ++i) {
+        const uint8_t* const s = &syms[i * kElems];
+        const uint8_t* const up = s - cols * kElems;
+        for (unsigned j = 0; j < k; ++j) {
+            const uint32_t cell = uint32_t(up[j]) * alphabet + s[j];
+            if (!pairs[cell]++) used_cells.push_back(cell);
+        }
     }
-    double h0 = klogk(table, total);
-    for (unsigned s = 0; s < A; ++s) h0 -= klogk(table, single[s]);
-    return total && h1 / 8 + 0.8 * used_pairs < h0 / 8 + 0.8 * used;
+    PlaneCounts c;
+    std::vector<uint32_t> single(alphabet, 0), context(alphabet, 0);
+    const double* const table = klogk_table();
+    for (const uint32_t p : used_cells) {
+        c.h1 -= klogk(table, pairs[p]), ++c.used_pairs, single[p % alphabet] += pairs[p], context[p / alphabet] += pairs[p];
+        pairs[p] = 0;
+    }
+    for (unsigned a = 0; a < alphabet; ++a)
+        c.total += single[a], c.h1 += klogk(table, context[a]), c.used += single[a] != 0, c.contexts += context[a] != 0;
+    c.h0 = klogk(table, c.total);
+    for (unsigned a = 0; a < alphabet; ++a) c.h0 -= klogk(table, single[a]);
+    if (sampled > cols) c.scale = double(n) / double(sampled - cols);
+    c.stored = double(n) * k;
+    return c;
 }
+
+}  // namespace
+
+// Whole values are a byte each, 32 a block, where the bytes after the scales are 16 or 20:
+// more symbols to decode, and bytes that near-random quants leave stored (a copy) become
+// values that rANS codes. They must save this much (the random-weight model's q5_1 K: 1.2 %
+// smaller, decoded at 0.7x the speed).
+constexpr double kValuesMargin = 0.02;
+
+PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in) {
+    const BlockLayout& L = q.layout;
+    const unsigned cols = PayloadPlane(q, g.blocks).cols;
+    auto block = [&](size_t i) { return g.block(in.data(), i); };
+    const PlaneCounts values = count_plane(1u << L.bits, block, [&](const uint8_t* b, uint8_t* s) {
+        unpack(L, b, s);
+        return kElems;
+    }, g.blocks, cols);
+    if (L.bits < 8) {  // (q8_0's values are its bytes)
+        const unsigned skip = L.has_min ? 4 : 2, per = L.bytes - skip;
+        const PlaneCounts bytes = count_plane(256, block, [&](const uint8_t* b, uint8_t* s) {
+            std::memcpy(s, b + skip, per);
+            return per;
+        }, g.blocks, cols);
+        if (values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
+    }
+    // The bytes: order 1 as the values' counts suggest (what this plane had before mode 3).
+    return {false, values.row_context_may_pay()};
+}
+
+namespace {
 
 // Mode 2: every byte of the chunk in byte planes through rANS, no binary decision anywhere
 // (rANS's speed both ways). The planes are channel-major like mode 0's quant plane, so that
@@ -132,9 +195,56 @@ void get_plane(ByteSpan coded, size_t size, Bytes& plane) {
     if (plane.size() != size) throw Error("qctx: bad plane");
 }
 
+// Mode 3's last plane: the 32 values of every block whole, one byte each, channel-major (for
+// each column c, each value j, the rows in order), made from mode 2's plane of the bytes after
+// the scales and back. Whole, a q5 value's high bit (in qh, apart from its nibble) and its
+// nibble are one symbol, and a 4-bit value is not paired with the value 16 channels away:
+// order-1's context is then the same value one row up, what a model per channel learns from.
+// (q5_0 of the corpus's hd32 K: order-1 entropy of the values 33.1 KB against the adaptive
+// model per channel's 32.5 KB and mode 2's 41 KB and more.)
+struct ValuePlane {
+    const PayloadPlane& pp;
+    const BlockLayout& layout;
+    size_t size() const { return pp.rows * pp.cols * kElems; }
+    // The planes are channel-major on both sides, so value j of every row comes from two planes
+    // (the nibble's byte j mod 16 and, for q5, qh's byte j / 8) element by element: loops over
+    // the rows that the compiler vectorises (a block at a time cost 4x rANS's decoding).
+    template <bool ToValues>
+    void convert(uint8_t* payload, uint8_t* values) const {
+        const size_t R = pp.rows, quants = layout.has_high ? 4 : 0;  // qh's 4 bytes come first
+        for (size_t c = 0; c < pp.cols; ++c) {
+            uint8_t* const packed = payload + c * pp.per * R;
+            uint8_t* const whole = values + c * kElems * R;
+            for (unsigned j = 0; j < 16; ++j) {
+                uint8_t* const q = packed + (quants + j) * R;
+                uint8_t* const lo = whole + j * R;
+                uint8_t* const hi = whole + (j + 16) * R;
+                if (ToValues)
+                    for (size_t r = 0; r < R; ++r) lo[r] = q[r] & 15, hi[r] = q[r] >> 4;
+                else
+                    for (size_t r = 0; r < R; ++r) q[r] = static_cast<uint8_t>((lo[r] & 15) | (hi[r] & 15) << 4);
+            }
+            if (!layout.has_high) continue;
+            for (unsigned m = 0; m < 4; ++m) {  // qh byte m holds bit 4 of values 8m..8m+7
+                uint8_t* const h = packed + m * R;
+                if (!ToValues) std::fill(h, h + R, uint8_t{0});
+                for (unsigned bit = 0; bit < 8; ++bit) {
+                    uint8_t* const v = whole + (8 * m + bit) * R;
+                    if (ToValues)
+                        for (size_t r = 0; r < R; ++r) v[r] = static_cast<uint8_t>(v[r] | ((h[r] >> bit) & 1) << 4);
+                    else
+                        for (size_t r = 0; r < R; ++r) h[r] = static_cast<uint8_t>(h[r] | ((v[r] >> 4) & 1) << bit);
+                }
+            }
+        }
+    }
+};
+
+thread_local Bytes value_buffer;  // (reused chunk after chunk, as the planes are)
+
 }  // namespace
 
-void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out) {
+void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out, const PlanesChoice& choice) {
     if (q.record && q.head) {
         const size_t records = in.size() / q.record;
         Bytes heads(records * q.head);
@@ -147,11 +257,14 @@ void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out)
     bp.allocate();
     bp.move<true>(g, in.data());
     for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
-    const bool row_context = row_context_may_pay(q.layout, [&](size_t i) { return g.block(in.data(), i); }, g.blocks, bp.pp.cols);
-    put_plane(bp.payload, out, false, row_context);
+    if (!choice.whole_values) return put_plane(bp.payload, out, false, choice.row_context);
+    const ValuePlane vp{bp.pp, q.layout};
+    value_buffer.resize(vp.size());
+    vp.convert<true>(bp.payload.data(), value_buffer.data());
+    put_plane(value_buffer, out, false, choice.row_context);
 }
 
-void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o) {
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values) {
     if (q.record && q.head) {
         const size_t records = out_size / q.record;
         Bytes heads;
@@ -162,7 +275,14 @@ void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t ou
     }
     BlockPlanes bp(q, g.blocks);
     for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
-    get_plane(body, bp.pp.size(), bp.payload);
+    if (!whole_values) {
+        get_plane(body, bp.pp.size(), bp.payload);
+    } else {
+        const ValuePlane vp{bp.pp, q.layout};
+        get_plane(body, vp.size(), value_buffer);
+        bp.payload.resize(bp.pp.size());
+        vp.convert<false>(bp.payload.data(), value_buffer.data());
+    }
     bp.move<false>(g, o);
 }
 

@@ -109,16 +109,15 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // stories260K-hd32 files K is 16-30 % smaller than planes(top=rans:1,q=rans:1,rest=zstd:3)
     // for every block type; the random-weight model's K within 0.4 % of it); V in storage
     // order, all zstd -3 (V rows repeat: zstd's matches).
-    // The default's quant K does not take the model per channel (qctx:planes: rANS planes) but
-    // for 5-bit blocks: on the corpus that model saved 0.2 % of the folder's bytes (3-7 % of the
-    // trained hd32 files' output, each still smaller than xz -9) for 5-7x the time of the rest
-    // of the file both ways (the default's compression 0.48x -> 0.62x and decompression
-    // 0.41x -> 0.86x in-process zstd:3's speed). A 5-bit value's high bit lies apart from its
-    // nibble (in qh), where byte planes cannot relate them; the model codes the value whole
-    // (q5_0 hd32: 22 % smaller, and larger than xz -9 without it). Max keeps the model for all.
-    const bool five_bit = s.type == ElemType::Q5_0 || s.type == ElemType::Q5_1;
+    // The default's quant K does not take the model per channel (qctx:planes: rANS planes):
+    // on the corpus that model saved 0.2 % of the folder's bytes (3-7 % of the trained hd32
+    // files' output, each still smaller than xz -9) for 5-7x the time of the rest of the file
+    // both ways. 5-bit blocks too, since qctx codes their values whole in a plane (mode 3: a
+    // value's high bit lies apart from its nibble, in qh, where byte planes cannot relate
+    // them): hd32 q5_0 77,306 bytes against the model's 75,071 and xz -9's 87,656, decoded
+    // 7-8x faster (in-process zstd:3's speed 0.06x -> 0.45-0.50x). Max keeps the model for all.
     if (block && value) graph = "planes:rm(all=zstd:3)";
-    else if (block) graph = p == Preset::Default && !five_bit ? "qctx:planes" : "qctx";
+    else if (block) graph = p == Preset::Default ? "qctx:planes" : "qctx";
     else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
     // The default codes them without zstd -3: after dedup, zstd -3's matches on V were worth
