@@ -46,32 +46,51 @@ struct PlaneCounts {
     static constexpr double kBias = 0.5 / 0.6931471805599453;
 };
 
+constexpr size_t kDenseCells = 1024;  // 5-bit values' pairs
+
 template <typename BlockAt, typename Symbols>
 PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, size_t n, unsigned cols) {
     const size_t sampled = std::min(n, kRowEstimateBlocks + cols);
-    // Each block's symbols once; the pairs counted in a table that only the cells used are
-    // read from and cleared in (a 256 x 256 table is 8x a small chunk's sampled pairs).
-    thread_local Bytes syms;
-    thread_local std::vector<uint32_t> pairs, used_cells;
+    // Each block's symbols once. The pairs of a small alphabet in a table read whole; of bytes
+    // (65536 cells, 8x a small chunk's sampled pairs) in one that only the cells used are read
+    // from and cleared in. (References to the per-thread buffers: each access of a
+    // thread_local in a shared library's loop can cost a call.)
+    static thread_local Bytes syms_buffer;
+    static thread_local std::vector<uint32_t> pairs_buffer, used_buffer;
+    Bytes& syms = syms_buffer;
+    std::vector<uint32_t>&pairs = pairs_buffer, &used_cells = used_buffer;
+    const size_t cells = size_t(alphabet) * alphabet;
+    const bool dense = cells <= kDenseCells;
+    uint32_t dense_pairs[kDenseCells];
     syms.resize(sampled * kElems);
-    if (pairs.size() < size_t(alphabet) * alphabet) pairs.assign(size_t(alphabet) * alphabet, 0);
+    if (dense) std::fill(dense_pairs, dense_pairs + cells, 0u);
+    else if (pairs.size() < cells) pairs.assign(cells, 0);
     used_cells.clear();
     unsigned k = 0;
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
+    uint32_t* const table_of_pairs = dense ? dense_pairs : pairs.data();
     for (size_t i = cols; i < sampled; ++i) {
         const uint8_t* const s = &syms[i * kElems];
         const uint8_t* const up = s - cols * kElems;
+        if (dense) {
+            for (unsigned j = 0; j < k; ++j) ++table_of_pairs[uint32_t(up[j]) * alphabet + s[j]];
+            continue;
+        }
         for (unsigned j = 0; j < k; ++j) {
             const uint32_t cell = uint32_t(up[j]) * alphabet + s[j];
-            if (!pairs[cell]++) used_cells.push_back(cell);
+            if (!table_of_pairs[cell]++) used_cells.push_back(cell);
         }
     }
+    if (dense)
+        for (uint32_t cell = 0; cell < cells; ++cell)
+            if (table_of_pairs[cell]) used_cells.push_back(cell);
     PlaneCounts c;
     std::vector<uint32_t> single(alphabet, 0), context(alphabet, 0);
     const double* const table = klogk_table();
     for (const uint32_t p : used_cells) {
-        c.h1 -= klogk(table, pairs[p]), ++c.used_pairs, single[p % alphabet] += pairs[p], context[p / alphabet] += pairs[p];
-        pairs[p] = 0;
+        const uint32_t count = table_of_pairs[p];
+        c.h1 -= klogk(table, count), ++c.used_pairs, single[p % alphabet] += count, context[p / alphabet] += count;
+        table_of_pairs[p] = 0;
     }
     for (unsigned a = 0; a < alphabet; ++a)
         c.total += single[a], c.h1 += klogk(table, context[a]), c.used += single[a] != 0, c.contexts += context[a] != 0;
