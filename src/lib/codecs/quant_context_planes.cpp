@@ -65,7 +65,9 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     syms.resize(sampled * kElems);
     if (dense) std::fill(dense_pairs, dense_pairs + cells, 0u);
     else if (pairs.size() < cells) pairs.assign(cells, 0);
-    used_cells.clear();
+    if (used_cells.size() < std::max(sampled * kElems, cells)) used_cells.resize(std::max(sampled * kElems, cells));
+    uint32_t* const used = used_cells.data();
+    size_t n_used = 0;
     unsigned k = 0;
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
     uint32_t* const table_of_pairs = dense ? dense_pairs : pairs.data();
@@ -76,18 +78,19 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
             for (unsigned j = 0; j < k; ++j) ++table_of_pairs[uint32_t(up[j]) * alphabet + s[j]];
             continue;
         }
-        for (unsigned j = 0; j < k; ++j) {
+        for (unsigned j = 0; j < k; ++j) {  // (no branch: whether a cell is new is a coin toss)
             const uint32_t cell = uint32_t(up[j]) * alphabet + s[j];
-            if (!table_of_pairs[cell]++) used_cells.push_back(cell);
+            used[n_used] = cell;
+            n_used += table_of_pairs[cell]++ == 0;
         }
     }
     if (dense)
-        for (uint32_t cell = 0; cell < cells; ++cell)
-            if (table_of_pairs[cell]) used_cells.push_back(cell);
+        for (uint32_t cell = 0; cell < cells; ++cell) used[n_used] = cell, n_used += table_of_pairs[cell] != 0;
     PlaneCounts c;
     std::vector<uint32_t> single(alphabet, 0), context(alphabet, 0);
     const double* const table = klogk_table();
-    for (const uint32_t p : used_cells) {
+    for (size_t u = 0; u < n_used; ++u) {
+        const uint32_t p = used[u];
         const uint32_t count = table_of_pairs[p];
         c.h1 -= klogk(table, count), ++c.used_pairs, single[p % alphabet] += count, context[p / alphabet] += count;
         table_of_pairs[p] = 0;
