@@ -54,30 +54,6 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     return std::max<size_t>(4, (n / samples) | 1);
 }
 
-// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
-// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
-bool worth_coding(ByteSpan in) {
-    uint32_t h[4][256] = {};
-    const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
-    size_t i = 0, n = 0;
-    for (; i + 4 * step <= in.size(); i += 4 * step, n += 4)
-        ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
-    for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
-    double bits = 0, dn = static_cast<double>(n);
-    for (int s = 0; s < 256; ++s) {
-        uint32_t c = h[0][s] + h[1][s] + h[2][s] + h[3][s];
-        if (c) bits += c * std::log2(dn / c);
-    }
-    return bits / 8 < 0.98 * dn;  // the tables cost ~1-2 %; below that saving, store
-}
-
-// Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
-// order-1 table (a frequency list per context) costs far more than order-0's, and on planes
-// whose bytes do not depend on the previous one (quants of a model without channel structure)
-// order-1 loses 2-3 %. Entropies from the pairs at sample_step's positions (every pair up to
-// 32 KB; a first, smaller sample on large planes, see order1_pays), table sizes from the
-// distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
-// packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // k * log2(k), tabulated for the small counts that most symbols and pairs have: one log2 per
 // used pair cost a third of the estimate on small planes. The table is built once (a
 // function-local static would test its guard on every call).
@@ -95,6 +71,30 @@ inline double klogk(const double* table, uint32_t k) {
     return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k));
 }
 
+// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
+// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
+bool worth_coding(ByteSpan in) {
+    uint32_t h[4][256] = {};
+    const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
+    size_t i = 0, n = 0;
+    for (; i + 4 * step <= in.size(); i += 4 * step, n += 4)
+        ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
+    for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
+    // sum c log2(n / c) = n log2 n - sum c log2 c, from the table (log2 itself, 256 calls a
+    // plane, was 3-4 % of the default's time over the corpus's f16 files, perf).
+    const double* const table = klogk_table();
+    double bits = klogk(table, static_cast<uint32_t>(n));
+    for (int s = 0; s < 256; ++s) bits -= klogk(table, h[0][s] + h[1][s] + h[2][s] + h[3][s]);
+    return bits / 8 < 0.98 * static_cast<double>(n);  // the tables cost ~1-2 %; below that saving, store
+}
+
+// Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
+// order-1 table (a frequency list per context) costs far more than order-0's, and on planes
+// whose bytes do not depend on the previous one (quants of a model without channel structure)
+// order-1 loses 2-3 %. Entropies from the pairs at sample_step's positions (every pair up to
+// 32 KB; a first, smaller sample on large planes, see order1_pays), table sizes from the
+// distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
+// packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // Order-0 and order-1 costs (bytes, tables included) of `in` from the pairs at every step-th
 // position. `order1_table` gives the order-1 table's size in distinct pairs; 0 = the pairs seen.
 struct OrderCosts {
