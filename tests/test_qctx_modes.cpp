@@ -30,6 +30,17 @@ uint8_t round_trip_mode(const Pipeline& p, const Bytes& data) {
     return e.payload.at(0);
 }
 
+// A damaged payload (a flip inside a plane's coded bytes, a coded plane cut short) decodes
+// to an error or to other bytes of exactly the declared size, never a crash.
+void check_refused_or_sized(const Codec& q, ByteSpan payload, const Bytes& params, size_t size) {
+    Bytes out;
+    try {
+        q.decode(payload, params, size, out);
+        CHECK(out.size() == size);
+    } catch (const Error&) {
+    }
+}
+
 // `n` records, each a 12-byte head(r) and its blocks(r).
 template <class Head, class Blocks> Bytes records_of(int n, Head head, Blocks blocks) {
     Bytes out;
@@ -93,12 +104,7 @@ TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][h
     for (size_t at = 1; at < payload.size(); at += 7) {
         Bytes flipped = payload;
         flipped[at] ^= 0x41;
-        out.clear();
-        try {
-            q->decode(flipped, params, data.size(), out);
-            CHECK(out.size() == data.size());
-        } catch (const Error&) {
-        }
+        check_refused_or_sized(*q, flipped, params, data.size());
     }
 }
 
@@ -191,25 +197,13 @@ TEST_CASE("qctx mode 3 refuses hostile payloads with an error", "[quant][qctx][h
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, params, data.size(), out), Error);
     }
-    // Truncations and flipped bytes: an error or other bytes of exactly the declared size (a
-    // coded plane one byte short can still decode), never a crash.
-    for (size_t cut = 1; cut < 40 && cut < payload.size(); cut += 3) {
-        out.clear();
-        try {
-            q->decode(ByteSpan(payload).first(payload.size() - cut), params, data.size(), out);
-            CHECK(out.size() == data.size());
-        } catch (const Error&) {
-        }
-    }
+    // Truncations and flipped bytes (a coded plane one byte short can still decode).
+    for (size_t cut = 1; cut < 40 && cut < payload.size(); cut += 3)
+        check_refused_or_sized(*q, ByteSpan(payload).first(payload.size() - cut), params, data.size());
     for (size_t at = 1; at < payload.size(); at += 5) {
         Bytes flipped = payload;
         flipped[at] ^= 0x24;
-        out.clear();
-        try {
-            q->decode(flipped, params, data.size(), out);
-            CHECK(out.size() == data.size());
-        } catch (const Error&) {
-        }
+        check_refused_or_sized(*q, flipped, params, data.size());
     }
     // Mode 3 for q8_0, whose values are its bytes, is not a stream any encoder writes.
     const Bytes q8_params = parse_pipeline("qctx:planes", blocks_shape(ElemType::Q8_0, 1)).stages[0].params;

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "codec.hpp"
+#include "klogk.hpp"
 
 namespace stz::qctx {
 
 inline constexpr unsigned kMaxCols = 128, kMinRate = 3, kMaxRate = 7, kDefaultRate = 4;
 inline constexpr unsigned kElems = 32;  // values per block
-inline constexpr unsigned kMaxBlockBytes = 34;  // q8_0's, the largest layout
 
 struct BlockLayout {
     unsigned bytes, bits;  // block size; bits per quant value
@@ -49,18 +49,6 @@ inline void pack(const BlockLayout& L, const uint8_t* v, uint8_t* b) {
     }
 }
 
-// k log2 k for the counts of the estimates (whether a model per channel pays, whether the row
-// context may): one log2 per used symbol was a third of an estimate's time. Built once.
-inline constexpr size_t kKlogkTable = 4096;
-inline const double* klogk_table() {
-    static const std::vector<double> table = [] {
-        std::vector<double> t(kKlogkTable);
-        for (size_t k = 1; k < t.size(); ++k) t[k] = double(k) * std::log2(double(k));
-        return t;
-    }();
-    return table.data();
-}
-inline double klogk(const double* table, uint64_t k) { return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k)); }
 
 // Where block i lies: blocks back to back, or the bodies of records (each after its head).
 struct Geometry {
@@ -99,19 +87,20 @@ struct PayloadPlane {
 const Codec& rans();
 const Bytes& rans_order1();
 
-// Mode 2's payload (after the mode byte, before the partial last block): the blocks of `in`
-// (g.blocks of them) as rANS planes, and back into `o` (out_size bytes, the whole records
-// or blocks; the partial last block is the caller's). With `whole_values`, mode 3's: the
-// last plane holds each block's 32 values whole instead of its bytes after the scales.
 // Which last plane (mode 3's whole values, or mode 2's bytes after the scales) and whether
 // its rans stage may use order 1. Whole values where they are expected smaller (each plane by
-// the better of order 0 and order 1, from the first blocks): on few rows, where order-1's
+// the best of order 0, order 1 and stored, from the first blocks): on few rows, where order-1's
 // tables of byte pairs cost more than they find; the bytes on many rows of 4-bit values,
 // where the pair of values in a byte is a wider context.
 struct PlanesChoice {
     bool whole_values, row_context;
 };
 PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in);
+
+// Mode 2's payload (after the mode byte, before the partial last block): the blocks of `in`
+// (g.blocks of them) as rANS planes, and back into `o` (out_size bytes, the whole records
+// or blocks; the partial last block is the caller's). With whole values, mode 3's: the last
+// plane holds each block's 32 values whole instead of its bytes after the scales.
 void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out, const PlanesChoice& choice);
 void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values);
 

@@ -114,17 +114,17 @@ constexpr double kValuesMargin = 0.02;
 
 PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in) {
     const BlockLayout& L = q.layout;
-    const unsigned cols = PayloadPlane(q, g.blocks).cols;
+    const PayloadPlane pp(q, g.blocks);
+    const unsigned cols = static_cast<unsigned>(pp.cols);
     auto block = [&](size_t i) { return g.block(in.data(), i); };
     const PlaneCounts values = count_plane(1u << L.bits, block, [&](const uint8_t* b, uint8_t* s) {
         unpack(L, b, s);
         return kElems;
     }, g.blocks, cols);
     if (L.bits < 8) {  // (q8_0's values are its bytes)
-        const unsigned skip = L.has_min ? 4 : 2, per = L.bytes - skip;
         const PlaneCounts bytes = count_plane(256, block, [&](const uint8_t* b, uint8_t* s) {
-            std::memcpy(s, b + skip, per);
-            return per;
+            std::memcpy(s, b + pp.skip, pp.per);
+            return static_cast<unsigned>(pp.per);
         }, g.blocks, cols);
         if (values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
     }

@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "codec_impls.hpp"
+#include "klogk.hpp"
 
 namespace stz {
 
@@ -52,23 +53,6 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     if (n <= full) return 1;
     if (n <= half) return 2;
     return std::max<size_t>(4, (n / samples) | 1);
-}
-
-// k * log2(k), tabulated for the small counts that most symbols and pairs have: one log2 per
-// used pair cost a third of the estimate on small planes. The table is built once (a
-// function-local static would test its guard on every call).
-constexpr size_t kKlogkTable = 4096;
-constexpr size_t kMaxSampledPairs = size_t{1} << 16;
-const double* klogk_table() {
-    static const std::vector<double> table = [] {
-        std::vector<double> t(kKlogkTable);
-        for (size_t i = 1; i < t.size(); ++i) t[i] = double(i) * std::log2(double(i));
-        return t;
-    }();
-    return table.data();
-}
-inline double klogk(const double* table, uint32_t k) {
-    return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k));
 }
 
 // Order-0 entropy estimate (no table cost): near-random planes are stored without spending
@@ -148,6 +132,8 @@ size_t distinct_bytes(ByteSpan in) {
     for (int s = 0; s < 256; ++s) k += (used[0][s] | used[1][s] | used[2][s] | used[3][s]);
     return k;
 }
+
+constexpr size_t kMaxSampledPairs = size_t{1} << 16;
 
 bool order1_pays(ByteSpan in) {
     // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
