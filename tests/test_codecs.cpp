@@ -255,6 +255,32 @@ TEST_CASE("lzma codes a small block to the same bytes whatever the thread's enco
     CHECK(code(small, p6) == first);
 }
 
+TEST_CASE("lzma's literal model: parsed, validated, and not needed to decode", "[codec]") {
+    const Codec* lzma = find_codec("lzma");
+    REQUIRE(lzma);
+    const Bytes model = lzma->make_params({"1", "lc0lp1pb1"}, DataShape{});
+    CHECK(model == Bytes{1, 0, 0, 1, 1});
+    CHECK(lzma->describe(model) == "lzma:1:lc0lp1pb1");
+    CHECK(lzma->describe(lzma->make_params({"9e", "lc1lp3pb4"}, DataShape{})) == "lzma:9e:lc1lp3pb4");
+    for (const char* bad : {"lc0lp1", "lc0lp1pb1x", "lc5lp0pb0", "lc3lp2pb0", "lc0lp0pb5", "lc-1lp1pb1", "lp1pb1lc0", ""})
+        CHECK_THROWS_AS(lzma->make_params({"1", bad}, DataShape{}), Error);
+    for (Bytes bad : {Bytes{1, 0, 0, 1}, Bytes{1, 0, 5, 0, 0}, Bytes{1, 0, 2, 3, 0}, Bytes{1, 0, 0, 0, 5}, Bytes{1, 0, 0, 1, 1, 0}})
+        CHECK_THROWS_AS(lzma->check_params(bad), Error);
+    // 2-byte words whose halves differ in kind: the parity model is smaller than the default one.
+    Bytes words;
+    for (int i = 0; i < 3000; ++i) words.push_back(static_cast<uint8_t>((i * 37 + i / 7) % 251)), words.push_back(static_cast<uint8_t>(i % 3 == 0));
+    Bytes with_model, plain;
+    lzma->encode(words, model, with_model);
+    lzma->encode(words, lzma->make_params({"1"}, DataShape{}), plain);
+    CHECK(with_model != plain);
+    // LZMA2 chunks carry lc/lp/pb: a stream decodes under either form of the parameters.
+    for (const Bytes& params : {model, lzma->make_params({"1"}, DataShape{})}) {
+        Bytes back;
+        lzma->decode(with_model, params, words.size(), back);
+        CHECK(back == words);
+    }
+}
+
 // Alternatives that begin alike share their first stages' output (encode_chunk); each must
 // still get exactly the payload and stage sizes it gets on its own, whatever the pattern of
 // sharing: a whole alternative as the prefix, the same prefix over three, a prefix that

@@ -216,7 +216,7 @@ TEST_CASE("rans: streams from every CPU path decode on every allowed one, never 
                     if (!machine.present) continue;
                     INFO("order " << order << ", encoded on " << enc.name << ", decoding machine " << machine.name);
                     // A machine whose best kernel is `machine` runs statezip's mask limited to what it has.
-                    rans_set_cpu(allowed & (machine.bits | RANS_CPU_ENC_SSE4 | RANS_CPU_DEC_SSE4));
+                    rans_select_cpu(allowed & (machine.bits | RANS_CPU_ENC_SSE4 | RANS_CPU_DEC_SSE4));
                     Bytes out;
                     rans->decode(framed, Bytes{static_cast<uint8_t>(order)}, in.size(), out);
                     REQUIRE(out == in);
@@ -229,9 +229,50 @@ TEST_CASE("rans: streams from every CPU path decode on every allowed one, never 
                     else CHECK(ok);
                 }
             }
-    rans_set_cpu(allowed);
+    rans_select_cpu(allowed);
     if (paths[2].present)
         WARN("htscodecs SSE4 decoder mis-decoded " << sse4_wrong << " stream(s) here (1.3.0 defect; statezip never uses it)");
+}
+
+TEST_CASE("rans: the kernels called directly write and read htscodecs' own streams", "[entropy]") {
+    // rans_encode_stream / rans_decode_stream skip the wrapper's per-call CPU detection; the
+    // bytes must stay the wrapper's, on every allowed CPU path and around the X32 threshold.
+    rans_init_cpu_once();
+    const int allowed = rans_allowed_cpu_mask();
+    const int masks[] = {allowed, allowed & ~(RANS_CPU_ENC_AVX512 | RANS_CPU_DEC_AVX512), 0};
+    std::vector<Bytes> inputs;
+    for (size_t n : {64, 999, 1000, 1001, 1002, 4096, 70001}) inputs.push_back(channel_floats16(n / 2 + 1, 32, 3));
+    for (Bytes& in : inputs) in.resize(in.size() & ~size_t{1});
+    inputs.push_back(hostile_inputs().back().second);
+    constexpr size_t pad = 64;
+    for (int mask : masks)
+        for (const Bytes& in : inputs)
+            for (int flags : {RANS_ORDER_X32 | 0, RANS_ORDER_X32 | 1}) {
+                INFO("mask " << mask << ", " << in.size() << " bytes, flags " << flags);
+                rans_select_cpu(mask);
+                const auto n = static_cast<unsigned>(in.size());
+                Bytes src(in.size() + 2 * pad);
+                std::copy(in.begin(), in.end(), src.begin() + pad);
+                const unsigned bound = rans_compress_bound_4x16(n, flags);
+                Bytes lib(bound + pad), direct(bound + pad);
+                unsigned lib_len = bound, direct_len = bound;
+                REQUIRE(rans_compress_to_4x16(src.data() + pad, n, lib.data(), &lib_len, flags) != nullptr);
+                const bool coded = rans_encode_stream(src.data() + pad, n, direct.data(), &direct_len, flags);
+                if (!coded) {  // only where the wrapper stores the bytes raw
+                    CHECK((lib[0] & RANS_ORDER_CAT) != 0);
+                    continue;
+                }
+                lib.resize(lib_len + pad), direct.resize(direct_len + pad);
+                REQUIRE(direct_len == lib_len);
+                CHECK(std::equal(lib.begin(), lib.begin() + lib_len, direct.begin()));
+                Bytes back(in.size() + pad);
+                REQUIRE(rans_decode_stream(lib.data(), lib_len, back.data(), n));
+                CHECK(std::equal(in.begin(), in.end(), back.begin()));
+                // A stream claiming another size, or cut short, is refused, never decoded past its end.
+                CHECK_FALSE(rans_decode_stream(lib.data(), lib_len, back.data(), n - 1));
+                CHECK_FALSE(rans_decode_stream(lib.data(), 2, back.data(), n));
+            }
+    rans_select_cpu(allowed);
 }
 
 TEST_CASE("rans and planes reject crafted parameters and payloads", "[entropy]") {

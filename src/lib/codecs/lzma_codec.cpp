@@ -3,6 +3,8 @@
 // allocates more than the chunk needs.
 #include <lzma.h>
 
+#include <cstdio>
+
 #include "codec_impls.hpp"
 
 namespace stz {
@@ -31,19 +33,36 @@ class LzmaCodec final : public Codec {
 public:
     uint8_t id() const override { return 5; }
     std::string_view name() const override { return "lzma"; }
-    // Argument: preset "0".."9", optionally followed by "e" (xz --extreme).
+    // Arguments: preset "0".."9", optionally followed by "e" (xz --extreme); then optionally
+    // the literal model "lcXlpYpbZ" (LZMA's literal context bits, literal and match position
+    // bits). Parameters: u8 preset, u8 extreme, and with a literal model u8 lc, u8 lp, u8 pb.
+    // Only the encoder uses the model: an LZMA2 chunk carries its own lc/lp/pb, so a decoder
+    // reads either form with the same options (checked here, never needed to decode).
     Bytes make_params(const std::vector<std::string>& args, const DataShape&) const override {
-        if (args.size() > 1) throw Error("lzma takes one argument: the preset, e.g. 9 or 9e");
+        if (args.size() > 2) throw Error("lzma takes a preset and a literal model, e.g. 9e or 1:lc0lp1pb1");
         std::string a = args.empty() ? "6" : args[0];
         bool extreme = !a.empty() && a.back() == 'e';
         if (extreme) a.pop_back();
         int preset = parse_int_arg(a, 0, 9, "lzma");
-        return Bytes{static_cast<uint8_t>(preset), static_cast<uint8_t>(extreme)};
+        Bytes p{static_cast<uint8_t>(preset), static_cast<uint8_t>(extreme)};
+        if (args.size() == 2) {
+            unsigned lc = 0, lp = 0, pb = 0;
+            char tail = 0;
+            if (std::sscanf(args[1].c_str(), "lc%1ulp%1upb%1u%c", &lc, &lp, &pb, &tail) != 3)
+                throw Error("lzma: the literal model is lcXlpYpbZ, e.g. lc0lp1pb1");
+            p.insert(p.end(), {static_cast<uint8_t>(lc), static_cast<uint8_t>(lp), static_cast<uint8_t>(pb)});
+            check_params(p);
+        }
+        return p;
     }
     void check_params(ByteSpan p) const override {
-        require_params(p.size() == 2, "lzma", "expected 2 bytes");
+        require_params(p.size() == 2 || p.size() == 5, "lzma", "expected 2 or 5 bytes");
         require_params(p[0] <= 9, "lzma", "preset out of range");
         require_params(p[1] <= 1, "lzma", "unknown flags");
+        if (p.size() == 5)
+            require_params(p[2] <= LZMA_LCLP_MAX && p[3] <= LZMA_LCLP_MAX && p[2] + p[3] <= LZMA_LCLP_MAX &&
+                               p[4] <= LZMA_PB_MAX,
+                           "lzma", "literal model out of range");
     }
     lzma_options_lzma options(ByteSpan params, uint32_t dict) const {
         check_params(params);
@@ -52,6 +71,7 @@ public:
         if (params[1]) preset |= LZMA_PRESET_EXTREME;
         if (lzma_lzma_preset(&opt, preset)) throw Error("lzma: bad preset");
         opt.dict_size = dict;
+        if (params.size() == 5) opt.lc = params[2], opt.lp = params[3], opt.pb = params[4];
         return opt;
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
@@ -108,14 +128,17 @@ public:
         if (in_pos != in.size()) throw Error("lzma: trailing bytes after block");
     }
     std::string describe(ByteSpan params) const override {
-        std::string s = "lzma";
-        if (params.size() >= 1) s += ":" + std::to_string(params[0]) + (params.size() >= 2 && params[1] ? "e" : "");
-        return s;
+        if (params.size() != 2 && params.size() != 5) return "lzma";
+        char text[48];
+        int n = std::snprintf(text, sizeof text, "lzma:%u%s", unsigned{params[0]}, params[1] ? "e" : "");
+        if (params.size() == 5)
+            std::snprintf(text + n, sizeof text - n, ":lc%ulp%upb%u", unsigned{params[2]}, unsigned{params[3]}, unsigned{params[4]});
+        return text;
     }
     size_t max_encoded_size(size_t n) const override { return n + n / 2 + 4096 + 4; }
     // No useful proven bound per input byte (an LZMA2 chunk of a few bytes may hold 2 MiB);
     // decoding long matches runs near memcpy speed.
-    std::vector<std::string> sample_specs() const override { return {"lzma:0", "lzma:6", "lzma:9e"}; }
+    std::vector<std::string> sample_specs() const override { return {"lzma:0", "lzma:6", "lzma:9e", "lzma:1:lc0lp1pb1"}; }
 };
 
 }  // namespace

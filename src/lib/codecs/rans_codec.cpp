@@ -33,7 +33,7 @@ int rans_allowed_cpu_mask() {
 
 void rans_init_cpu_once() {
     static std::once_flag once;
-    std::call_once(once, [] { rans_set_cpu(rans_allowed_cpu_mask()); });
+    std::call_once(once, [] { rans_select_cpu(rans_allowed_cpu_mask()); });
 }
 
 namespace {
@@ -211,7 +211,7 @@ public:
         out.resize(base + 1 + bound + kPad);
         out[base] = kModeRans;
         unsigned written = bound;
-        if (!rans_compress_to_4x16(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
+        if (!rans_encode_stream(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
             written > bound || written >= in.size()) {
             out.resize(base);
             return store(in, out);
@@ -247,8 +247,7 @@ public:
     static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst, bool body_slack = false) {
         rans_init_cpu_once();
         uint8_t* const src = library_input(body, body_slack);
-        unsigned got = static_cast<unsigned>(out_size);
-        if (rans_uncompress_to_4x16(src, static_cast<unsigned>(body.size()), dst, &got) != dst || got != out_size)
+        if (!rans_decode_stream(src, static_cast<unsigned>(body.size()), dst, static_cast<unsigned>(out_size)))
             throw Error("rans: corrupt stream");
     }
     static void check_coded(ByteSpan body, size_t out_size) {

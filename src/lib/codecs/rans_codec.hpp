@@ -3,6 +3,8 @@
 // (fixed upstream in 1.5.2). statezip installs this mask once, before its first rANS call.
 #pragma once
 
+#include <cstdint>
+
 namespace stz {
 
 // RANS_CPU_* bits statezip allows: AVX-512, AVX2 and NEON kernels (and the scalar ones, which
@@ -11,5 +13,15 @@ int rans_allowed_cpu_mask();
 // Installs rans_allowed_cpu_mask() process-wide, once (std::call_once); every rANS encode and
 // decode calls it first, so no thread codes before the mask is in place.
 void rans_init_cpu_once();
+// Installs `mask` into htscodecs and picks the kernels rans_encode_stream and
+// rans_decode_stream call under it (rans_kernels.cpp); tests switch masks with it.
+void rans_select_cpu(int mask);
+
+// rans_compress_to_4x16(in, n, out, out_size, flags) without its per-call CPU detection: the
+// same stream, or false where the wrapper would fail or store `in` raw (RANS_ORDER_CAT:
+// its caller then stores the bytes itself). `in` and `out` need the kernels' slack (kPad).
+bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags);
+// rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
+bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
 
 }  // namespace stz

@@ -1,0 +1,136 @@
+// htscodecs' 32-way rANS kernels, chosen once and called directly.
+//
+// htscodecs 1.3.0's rans_compress_to_4x16 / rans_uncompress_to_4x16 run CPUID (leaves 0, 1
+// and 7) on every call to pick a kernel. Under a hypervisor CPUID traps: 7.5 us each here,
+// ~16 us a call, 5-8 % of the default preset's time on the corpus's 0.1-1 MB files (perf:
+// the CPUID instructions were the wrappers' whole self time). For the one stream form the
+// rans codec writes above 1000 bytes (flag byte RANS_ORDER_X32 | order, the size as 7-bit
+// groups, the kernel's output) the wrapper's work is that header: written and read here, with
+// the kernel picked once per mask. Anything else (small inputs, other flags, a library built
+// without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
+#include "rans_codec.hpp"
+
+#include <htscodecs/rANS_static4x16.h>
+
+#include <atomic>
+
+extern "C" {
+using RansEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*);
+using RansDecodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int);
+#define STZ_RANS_KERNEL(name, type) __attribute__((weak)) unsigned char* name(unsigned char*, unsigned int, unsigned char*, type);
+STZ_RANS_KERNEL(rans_compress_O0_32x16, unsigned int*)
+STZ_RANS_KERNEL(rans_compress_O1_32x16, unsigned int*)
+STZ_RANS_KERNEL(rans_compress_O0_32x16_avx2, unsigned int*)
+STZ_RANS_KERNEL(rans_compress_O1_32x16_avx2, unsigned int*)
+STZ_RANS_KERNEL(rans_compress_O0_32x16_avx512, unsigned int*)
+STZ_RANS_KERNEL(rans_compress_O1_32x16_avx512, unsigned int*)
+STZ_RANS_KERNEL(rans_uncompress_O0_32x16, unsigned int)
+STZ_RANS_KERNEL(rans_uncompress_O1_32x16, unsigned int)
+STZ_RANS_KERNEL(rans_uncompress_O0_32x16_avx2, unsigned int)
+STZ_RANS_KERNEL(rans_uncompress_O1_32x16_avx2, unsigned int)
+STZ_RANS_KERNEL(rans_uncompress_O0_32x16_avx512, unsigned int)
+STZ_RANS_KERNEL(rans_uncompress_O1_32x16_avx512, unsigned int)
+#undef STZ_RANS_KERNEL
+}
+
+namespace stz {
+namespace {
+
+// Below this the wrapper writes scalar 4x16 streams (it drops RANS_ORDER_X32), not X32 ones.
+constexpr unsigned kMinX32 = 1001;
+constexpr int kMaxSizeBytes = 5;  // a 32-bit size in 7-bit groups
+
+// The kernels for one order: encode and decode, or null for "use the wrapper".
+struct KernelPair {
+    RansEncodeKernel encode = nullptr;
+    RansDecodeKernel decode = nullptr;
+};
+struct KernelSet {
+    KernelPair order[2];
+};
+
+// The kernels htscodecs would run under `mask` on this CPU, minus SSE4 (never allowed, see
+// rans_allowed_cpu_mask): AVX-512, else AVX2, else the portable 32-way code. SIMD needs
+// POPCNT and SSSE3 as in htscodecs' own detection. __builtin_cpu_supports reads what libgcc
+// detected once at start-up: no CPUID here.
+KernelSet kernels_for(int mask) {
+    __builtin_cpu_init();
+    const bool simd = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("ssse3");
+    const bool avx512 = simd && __builtin_cpu_supports("avx512f"), avx2 = simd && __builtin_cpu_supports("avx2");
+    KernelSet k;
+    k.order[0] = {rans_compress_O0_32x16, rans_uncompress_O0_32x16};
+    k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
+    if (avx2 && (mask & RANS_CPU_ENC_AVX2))
+        k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
+    if (avx512 && (mask & RANS_CPU_ENC_AVX512))
+        k.order[0].encode = rans_compress_O0_32x16_avx512, k.order[1].encode = rans_compress_O1_32x16_avx512;
+    if (avx2 && (mask & RANS_CPU_DEC_AVX2))
+        k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;
+    if (avx512 && (mask & RANS_CPU_DEC_AVX512))
+        k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
+    return k;
+}
+
+// Chosen sets live forever (a handful: one per mask a process ever selects), so a coder that
+// read the old pointer while a test switches masks still calls a valid kernel.
+std::atomic<const KernelSet*> current_kernels{nullptr};
+
+const KernelSet& kernels() {
+    const KernelSet* k = current_kernels.load(std::memory_order_acquire);
+    if (!k) rans_init_cpu_once(), k = current_kernels.load(std::memory_order_acquire);
+    return *k;
+}
+
+unsigned put_size(uint8_t* out, unsigned v) {
+    unsigned n = 0;
+    for (int shift = 28; shift > 0; shift -= 7)
+        if (v >> shift || n) out[n++] = static_cast<uint8_t>(((v >> shift) & 0x7f) | 0x80);
+    out[n++] = static_cast<uint8_t>(v & 0x7f);
+    return n;
+}
+
+// The size's bytes (0 if malformed or over kMaxSizeBytes), its value in `v`.
+unsigned get_size(const uint8_t* in, unsigned in_size, unsigned& v) {
+    uint64_t value = 0;
+    for (unsigned n = 0; n < in_size && n < kMaxSizeBytes; ++n) {
+        value = value << 7 | (in[n] & 0x7f);
+        if (!(in[n] & 0x80)) return value >> 32 ? 0 : (v = static_cast<unsigned>(value), n + 1);
+    }
+    return 0;
+}
+
+}  // namespace
+
+void rans_select_cpu(int mask) {
+    rans_set_cpu(mask);
+    static std::atomic<int> last_mask{-1};
+    if (last_mask.exchange(mask) == mask && current_kernels.load()) return;
+    current_kernels.store(new KernelSet(kernels_for(mask)), std::memory_order_release);
+}
+
+bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags) {
+    const KernelPair& k = kernels().order[flags & 1];
+    if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxSizeBytes)
+        return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
+    out[0] = static_cast<uint8_t>(flags);
+    const unsigned header = 1 + put_size(out + 1, n);
+    unsigned body = *out_size - header;
+    if (!k.encode(in, n, out + header, &body) || body >= n) return false;
+    *out_size = header + body;
+    return true;
+}
+
+bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
+    unsigned size = 0, size_bytes = 0;
+    const int flags = in_size ? in[0] : -1;
+    const KernelPair* k = flags == RANS_ORDER_X32 || flags == (RANS_ORDER_X32 | 1) ? &kernels().order[flags & 1] : nullptr;
+    if (k && k->decode) size_bytes = get_size(in + 1, in_size - 1, size);
+    if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) {
+        unsigned got = out_size;
+        return rans_uncompress_to_4x16(in, in_size, out, &got) == out && got == out_size;
+    }
+    const unsigned header = 1 + size_bytes;
+    return k->decode(in + header, in_size - header, out, out_size) == out;
+}
+
+}  // namespace stz
