@@ -12,6 +12,7 @@
 
 #include <htscodecs/rANS_static4x16.h>
 
+#include <array>
 #include <atomic>
 
 extern "C" {
@@ -71,8 +72,19 @@ KernelSet kernels_for(int mask) {
     return k;
 }
 
-// Chosen sets live forever (a handful: one per mask a process ever selects), so a coder that
-// read the old pointer while a test switches masks still calls a valid kernel.
+// The kernels under every mask (its encoder and decoder bits: 16 x 16 sets), computed once: a
+// coder that read the current set while a test switches masks still calls valid kernels.
+constexpr int kMaskBits = 4;
+size_t mask_index(int mask) { return (mask & 0xf) | ((mask >> 8) & 0xf) << kMaskBits; }
+const std::array<KernelSet, 1u << (2 * kMaskBits)>& all_kernel_sets() {
+    static const auto sets = [] {
+        std::array<KernelSet, 1u << (2 * kMaskBits)> a;
+        for (int enc = 0; enc < 16; ++enc)
+            for (int dec = 0; dec < 16; ++dec) a[mask_index(enc | dec << 8)] = kernels_for(enc | dec << 8);
+        return a;
+    }();
+    return sets;
+}
 std::atomic<const KernelSet*> current_kernels{nullptr};
 
 const KernelSet& kernels() {
@@ -103,9 +115,7 @@ unsigned get_size(const uint8_t* in, unsigned in_size, unsigned& v) {
 
 void rans_select_cpu(int mask) {
     rans_set_cpu(mask);
-    static std::atomic<int> last_mask{-1};
-    if (last_mask.exchange(mask) == mask && current_kernels.load()) return;
-    current_kernels.store(new KernelSet(kernels_for(mask)), std::memory_order_release);
+    current_kernels.store(&all_kernel_sets()[mask_index(mask)], std::memory_order_release);
 }
 
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags) {
