@@ -74,8 +74,7 @@ TEST_CASE("cli: corrupt input fails with exit 1, a message and no output", "[cli
     REQUIRE(sh(kBin + " -q " + d + "/s.bin") == 0);
     sh("mv " + d + "/s.bin " + d + "/orig.bin");
     // flip one byte in the middle
-    sh("cp " + d + "/s.bin.stz " + d + "/flip.bin.stz && printf '\\x55' | dd of=" + d +
-       "/flip.bin.stz bs=1 seek=5000 conv=notrunc status=none");
+    copy_with_byte_inverted(d + "/s.bin.stz", d + "/flip.bin.stz", 5000);
     CHECK(sh(kBin + " -d " + d + "/flip.bin.stz 2> " + d + "/err.txt") == 1);
     CHECK_FALSE(exists(d + "/flip.bin"));
     std::string err = slurp(d + "/err.txt");

@@ -58,8 +58,7 @@ TEST_CASE("cli patch-from: a missing, other or modified REF fails with one line 
     std::string d = temp_dir("patch-cli-bad");
     write_related(d);
     REQUIRE(sh(kBin + " -q --patch-from=" + d + "/ref.bin " + d + "/b.bin") == 0);
-    sh("cp " + d + "/ref.bin " + d + "/flipped.bin && printf '\\x01' | dd of=" + d +
-       "/flipped.bin bs=1 seek=5000 conv=notrunc 2>/dev/null");
+    copy_with_byte_inverted(d + "/ref.bin", d + "/flipped.bin", 5000);
     for (const std::string ref : {std::string(""), " --patch-from=" + d + "/c.bin", " --patch-from=" + d + "/flipped.bin"}) {
         INFO("ref option: " << ref);
         CHECK(sh(kBin + " -d" + ref + " -o " + d + "/out.bin " + d + "/b.bin.stz 2> " + d + "/err.txt") == 1);

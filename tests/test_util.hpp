@@ -91,6 +91,15 @@ inline void write_file(const std::string& p, const stz::Bytes& b) {
     f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
+// A copy of `from` at `to` with the byte at `at` inverted: always a change, whatever the byte
+// held (writing a constant changes nothing where the byte already is that constant).
+inline void copy_with_byte_inverted(const std::string& from, const std::string& to, size_t at) {
+    stz::Bytes b = read_file(from);
+    REQUIRE(at < b.size());
+    b[at] ^= 0xff;
+    write_file(to, b);
+}
+
 inline stz::Bytes compress_bytes(const stz::Bytes& in, const stz::CompressOptions& opt = {}) {
     stz::MemorySource src(in);
     stz::MemorySink sink;
