@@ -73,7 +73,7 @@ TEST_CASE("cli: corrupt input fails with exit 1, a message and no output", "[cli
     sh("cp '" + kData + "/ggsq3.stories260K.f16.fa1.c1024.t322.bin' " + d + "/s.bin");
     REQUIRE(sh(kBin + " -q " + d + "/s.bin") == 0);
     sh("mv " + d + "/s.bin " + d + "/orig.bin");
-    // flip one byte in the middle
+    // one byte inverted in the middle
     copy_with_byte_inverted(d + "/s.bin.stz", d + "/flip.bin.stz", 5000);
     CHECK(sh(kBin + " -d " + d + "/flip.bin.stz 2> " + d + "/err.txt") == 1);
     CHECK_FALSE(exists(d + "/flip.bin"));

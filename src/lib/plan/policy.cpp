@@ -170,10 +170,10 @@ static std::string tokens_pipeline(Preset p, int level) {
     // deltarun alone: on a short list of distinct ids lzma adds more than it finds. The
     // default's lzma in fast mode (preset 1) with the literal model of 2-byte words (lc0 lp1
     // pb1: no context from the previous byte, which belongs to the other half of a token; the
-    // position's parity instead): on the corpus's 62 token lists 46,227 bytes against preset
-    // 6's 44,507 and xz -9e's 50,140, none larger than xz -9e, in 7.3 ms instead of 15.9 (lzma
-    // -6 on tokens was 9 % of the default's compression time over the corpus). Also smaller
-    // than lzma's default model on 1- and 3-byte ids (tokens of a test vocabulary remapped).
+    // position's parity instead): on the corpus's 62 token lists 46,481 bytes against preset
+    // 6's 44,742 and xz -9e's 50,140, none larger than xz -9e, in 7.3 ms instead of 15.9 (lzma
+    // -6 on tokens was 9 % of the default's compression time over the corpus; bench/META.md).
+    // Also smaller than lzma's default model on 1- and 3-byte ids (test tokens remapped).
     if (p == Preset::Default) return "deltarun:0+lzma:1:lc0lp1pb1|deltarun:0";
     return "deltarun:0+lzma:9e:lc0lp1pb1|lzma:9e|deltarun:0";
 }
