@@ -3,6 +3,9 @@
 
 #include <cstring>
 #include <stdexcept>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "commands.hpp"
 #include "file_io.hpp"
@@ -305,9 +308,23 @@ int run_parsed(Flags& f) {
     }
 }
 
+// The library allocates each chunk's buffers (plane copies, coded streams: 0.1-4 MB) and frees
+// them after the chunk. glibc's defaults hand such blocks back to the kernel (mmap above its
+// threshold, trimming of the heaps' tops), so the next chunk faults the same pages in again:
+// under a hypervisor those faults were 12-15 % of the default's time (perf) and the q8_0
+// caches compressed ~40 % slower. The process keeps what it freed for reuse instead; the
+// chunks in flight, not the heap, still bound the peak (-M).
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: blocks up to 32 MB from the heaps
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    keep_freed_memory_for_reuse();
     install_signal_handlers();
     bool is_sub = false;
     std::vector<std::string> args;

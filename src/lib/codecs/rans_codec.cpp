@@ -1,6 +1,8 @@
 // rans: static order-0 / order-1 rANS (htscodecs' rANS 4x16 with 32-way interleave, "X32"),
 // for byte planes whose histogram is skewed (the sign/exponent byte of floats, quant scales).
-// Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes.
+// Output: a mode byte (0 = stored, 1 = htscodecs stream, 2 = Huffman stream, huffman.hpp),
+// then the bytes. Order-0 planes close to random take Huffman: within kHuffmanMargin of
+// rANS's size there, at several times its speed both ways.
 //
 // htscodecs 1.3.0 (Debian 12) has defects fixed upstream later; each is guarded here:
 //  - SSE4 order-1 decoder mis-decodes valid streams: the SSE4 kernels are never allowed
@@ -22,6 +24,7 @@
 #include <mutex>
 
 #include "codec_impls.hpp"
+#include "huffman.hpp"
 #include "klogk.hpp"
 
 namespace stz {
@@ -41,7 +44,9 @@ namespace {
 constexpr size_t kPad = 64;           // slack before and after every buffer the library touches
 constexpr size_t kMinCoded = 64;      // below this, table overhead alone exceeds any gain: store
 constexpr size_t kMinOrder1 = 8192;   // order-1 tables cost more than they save below ~8 KB
-constexpr uint8_t kModeStored = 0, kModeRans = 1;
+constexpr uint8_t kModeStored = 0, kModeRans = 1, kModeHuffman = 2;
+// Huffman is taken when its exact size is at most this much over order-0 rANS's estimate.
+constexpr double kHuffmanMargin = 0.005;
 constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
 
 // The sampling step of an estimate over n bytes: every byte up to `full`, every 2nd up to
@@ -174,6 +179,34 @@ uint8_t* library_input(ByteSpan in, bool slack) {
     return p;
 }
 
+// Codes `in` as a Huffman stream (mode 2) when that is within kHuffmanMargin of order-0
+// rANS's estimated size (entropy plus ~0.8 bytes of table a symbol, as order_costs); false
+// leaves `out` as it was.
+bool try_huffman(ByteSpan in, Bytes& out) {
+    const huffman::Histogram h = huffman::histogram(in);
+    const huffman::CodeLengths lengths = huffman::code_lengths(h);
+    const size_t size = huffman::encoded_size(h, lengths);
+    const double* const table = klogk_table();
+    double bits = klogk(table, static_cast<uint32_t>(in.size()));
+    size_t syms = 0;
+    for (int s = 0; s < 256; ++s)
+        if (h.count[s]) bits -= klogk(table, h.count[s]), ++syms;
+    const double rans_estimate = bits / 8 + 0.8 * static_cast<double>(syms);
+    if (size >= in.size() || static_cast<double>(size) > rans_estimate * (1 + kHuffmanMargin)) return false;
+    const size_t base = out.size();
+    out.resize(base + 1 + huffman::encode_bound(in.size()));
+    out[base] = kModeHuffman;
+    const size_t written = huffman::encode(in, lengths, out.data() + base + 1);
+    out.resize(base + 1 + written);
+    return true;
+}
+
+// A Huffman block's sizes, checked before anything is allocated or decoded.
+void check_huffman(ByteSpan body, size_t out_size) {
+    if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < huffman::kHeaderBytes || body.size() >= out_size)
+        throw Error("rans: bad Huffman block size");
+}
+
 class RansCodec final : public Codec {
 public:
     uint8_t id() const override { return 12; }
@@ -201,6 +234,7 @@ public:
         int flags = flags_of(params);
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
+        if (!(flags & 1) && try_huffman(in, out)) return;
         rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
@@ -225,6 +259,18 @@ public:
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         flags_of(params);
         if (in.empty()) throw Error("rans: empty block");
+        if (in[0] == kModeHuffman) {
+            check_huffman(in.subspan(1), out_size);
+            const size_t base = out.size();
+            out.resize(base + out_size);
+            try {
+                huffman::decode(in.subspan(1), out.data() + base, out_size);
+            } catch (...) {
+                out.resize(base);
+                throw;
+            }
+            return;
+        }
         // Sizes checked before allocating.
         if (in[0] == kModeRans) check_coded(in.subspan(1), out_size);
         else if (in[0] == kModeStored && in.size() - 1 != out_size) throw Error("rans: stored size does not match");
@@ -263,6 +309,10 @@ public:
             if (body.size() != out_size) throw Error("rans: stored size does not match");
             if (out_size) std::memcpy(out, body.data(), out_size);
             return;
+        }
+        if (in[0] == kModeHuffman) {
+            check_huffman(body, out_size);
+            return huffman::decode(body, out, out_size);
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
         check_coded(body, out_size);
