@@ -60,9 +60,10 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     return std::max<size_t>(4, (n / samples) | 1);
 }
 
-// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
-// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
-bool worth_coding(ByteSpan in) {
+// Order-0 entropy estimate (no table cost) as a share of 8 bits a byte: near-random planes are
+// stored without spending the coder's time on them. A sample of the bytes past 16 KB
+// (sample_step).
+double entropy_share(ByteSpan in) {
     uint32_t h[4][256] = {};
     const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
     size_t i = 0, n = 0;
@@ -74,8 +75,13 @@ bool worth_coding(ByteSpan in) {
     const double* const table = klogk_table();
     double bits = klogk(table, static_cast<uint32_t>(n));
     for (int s = 0; s < 256; ++s) bits -= klogk(table, h[0][s] + h[1][s] + h[2][s] + h[3][s]);
-    return bits / 8 < 0.98 * static_cast<double>(n);  // the tables cost ~1-2 %; below that saving, store
+    return n ? bits / 8 / static_cast<double>(n) : 1.0;
 }
+// The tables cost ~1-2 %: below that saving, store.
+constexpr double kMaxCodedShare = 0.98;
+// Above this share (6 bits a byte) a prefix code comes within ~1 % of the entropy and
+// Huffman is worth asking about; below it rANS wins clearly and the histogram is not taken.
+constexpr double kMinHuffmanShare = 0.75;
 
 // Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
 // order-1 table (a frequency list per context) costs far more than order-0's, and on planes
@@ -232,9 +238,11 @@ public:
     }
     static void encode_from(ByteSpan in, ByteSpan params, Bytes& out, bool in_slack) {
         int flags = flags_of(params);
-        if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
+        if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
+        const double share = entropy_share(in);
+        if (share >= kMaxCodedShare) return store(in, out);
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
-        if (!(flags & 1) && try_huffman(in, out)) return;
+        if (!(flags & 1) && share >= kMinHuffmanShare && try_huffman(in, out)) return;
         rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
