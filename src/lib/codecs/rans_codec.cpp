@@ -1,8 +1,6 @@
 // rans: static order-0 / order-1 rANS (htscodecs' rANS 4x16 with 32-way interleave, "X32"),
 // for byte planes whose histogram is skewed (the sign/exponent byte of floats, quant scales).
-// Output: a mode byte (0 = stored, 1 = htscodecs stream, 2 = Huffman stream, huffman.hpp),
-// then the bytes. Order-0 planes close to random take Huffman: within kHuffmanMargin of
-// rANS's size there, at several times its speed both ways.
+// Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes.
 //
 // htscodecs 1.3.0 (Debian 12) has defects fixed upstream later; each is guarded here:
 //  - SSE4 order-1 decoder mis-decodes valid streams: the SSE4 kernels are never allowed
@@ -24,7 +22,6 @@
 #include <mutex>
 
 #include "codec_impls.hpp"
-#include "huffman.hpp"
 #include "klogk.hpp"
 
 namespace stz {
@@ -44,9 +41,7 @@ namespace {
 constexpr size_t kPad = 64;           // slack before and after every buffer the library touches
 constexpr size_t kMinCoded = 64;      // below this, table overhead alone exceeds any gain: store
 constexpr size_t kMinOrder1 = 8192;   // order-1 tables cost more than they save below ~8 KB
-constexpr uint8_t kModeStored = 0, kModeRans = 1, kModeHuffman = 2;
-// Huffman is taken when its exact size is at most this much over order-0 rANS's estimate.
-constexpr double kHuffmanMargin = 0.005;
+constexpr uint8_t kModeStored = 0, kModeRans = 1;
 constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
 
 // The sampling step of an estimate over n bytes: every byte up to `full`, every 2nd up to
@@ -60,10 +55,9 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     return std::max<size_t>(4, (n / samples) | 1);
 }
 
-// Order-0 entropy estimate (no table cost) as a share of 8 bits a byte: near-random planes are
-// stored without spending the coder's time on them. A sample of the bytes past 16 KB
-// (sample_step).
-double entropy_share(ByteSpan in) {
+// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
+// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
+bool worth_coding(ByteSpan in) {
     uint32_t h[4][256] = {};
     const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
     size_t i = 0, n = 0;
@@ -75,13 +69,8 @@ double entropy_share(ByteSpan in) {
     const double* const table = klogk_table();
     double bits = klogk(table, static_cast<uint32_t>(n));
     for (int s = 0; s < 256; ++s) bits -= klogk(table, h[0][s] + h[1][s] + h[2][s] + h[3][s]);
-    return n ? bits / 8 / static_cast<double>(n) : 1.0;
+    return bits / 8 < 0.98 * static_cast<double>(n);  // the tables cost ~1-2 %; below that saving, store
 }
-// The tables cost ~1-2 %: below that saving, store.
-constexpr double kMaxCodedShare = 0.98;
-// Above this share (6 bits a byte) a prefix code comes within ~1 % of the entropy and
-// Huffman is worth asking about; below it rANS wins clearly and the histogram is not taken.
-constexpr double kMinHuffmanShare = 0.75;
 
 // Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
 // order-1 table (a frequency list per context) costs far more than order-0's, and on planes
@@ -185,34 +174,6 @@ uint8_t* library_input(ByteSpan in, bool slack) {
     return p;
 }
 
-// Codes `in` as a Huffman stream (mode 2) when that is within kHuffmanMargin of order-0
-// rANS's estimated size (entropy plus ~0.8 bytes of table a symbol, as order_costs); false
-// leaves `out` as it was.
-bool try_huffman(ByteSpan in, Bytes& out) {
-    const huffman::Histogram h = huffman::histogram(in);
-    const huffman::CodeLengths lengths = huffman::code_lengths(h);
-    const size_t size = huffman::encoded_size(h, lengths);
-    const double* const table = klogk_table();
-    double bits = klogk(table, static_cast<uint32_t>(in.size()));
-    size_t syms = 0;
-    for (int s = 0; s < 256; ++s)
-        if (h.count[s]) bits -= klogk(table, h.count[s]), ++syms;
-    const double rans_estimate = bits / 8 + 0.8 * static_cast<double>(syms);
-    if (size >= in.size() || static_cast<double>(size) > rans_estimate * (1 + kHuffmanMargin)) return false;
-    const size_t base = out.size();
-    out.resize(base + 1 + huffman::encode_bound(in.size()));
-    out[base] = kModeHuffman;
-    const size_t written = huffman::encode(in, lengths, out.data() + base + 1);
-    out.resize(base + 1 + written);
-    return true;
-}
-
-// A Huffman block's sizes, checked before anything is allocated or decoded.
-void check_huffman(ByteSpan body, size_t out_size) {
-    if (out_size < kMinCoded || out_size > INT_MAX / 2 || body.size() < huffman::kHeaderBytes || body.size() >= out_size)
-        throw Error("rans: bad Huffman block size");
-}
-
 class RansCodec final : public Codec {
 public:
     uint8_t id() const override { return 12; }
@@ -238,11 +199,8 @@ public:
     }
     static void encode_from(ByteSpan in, ByteSpan params, Bytes& out, bool in_slack) {
         int flags = flags_of(params);
-        if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
-        const double share = entropy_share(in);
-        if (share >= kMaxCodedShare) return store(in, out);
+        if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
         if (in.size() < kMinOrder1 || ((flags & 1) && !order1_pays(in))) flags &= ~1;
-        if (!(flags & 1) && share >= kMinHuffmanShare && try_huffman(in, out)) return;
         rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
@@ -267,18 +225,6 @@ public:
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         flags_of(params);
         if (in.empty()) throw Error("rans: empty block");
-        if (in[0] == kModeHuffman) {
-            check_huffman(in.subspan(1), out_size);
-            const size_t base = out.size();
-            out.resize(base + out_size);
-            try {
-                huffman::decode(in.subspan(1), out.data() + base, out_size);
-            } catch (...) {
-                out.resize(base);
-                throw;
-            }
-            return;
-        }
         // Sizes checked before allocating.
         if (in[0] == kModeRans) check_coded(in.subspan(1), out_size);
         else if (in[0] == kModeStored && in.size() - 1 != out_size) throw Error("rans: stored size does not match");
@@ -317,10 +263,6 @@ public:
             if (body.size() != out_size) throw Error("rans: stored size does not match");
             if (out_size) std::memcpy(out, body.data(), out_size);
             return;
-        }
-        if (in[0] == kModeHuffman) {
-            check_huffman(body, out_size);
-            return huffman::decode(body, out, out_size);
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
         check_coded(body, out_size);
