@@ -1,6 +1,8 @@
 // Byte buffers, little-endian helpers and the error types used by every layer.
 #pragma once
 #include <bit>
+#include <cstddef>
+#include <cstdint>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -10,6 +12,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "large_buffers.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "statezip reads and writes little-endian data with memcpy; big-endian hosts are not supported");
@@ -26,6 +30,16 @@ template <class T> struct DefaultInitAllocator : std::allocator<T> {
     };
     DefaultInitAllocator() noexcept = default;
     template <class U> DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+    // Chunk-sized buffers come in huge pages (large_buffers.hpp), smaller ones from malloc.
+    T* allocate(size_t n) {
+        if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+        if (n * sizeof(T) < kLargeBufferBytes) return std::allocator<T>::allocate(n);
+        return static_cast<T*>(allocate_large(n * sizeof(T)));
+    }
+    void deallocate(T* p, size_t n) noexcept {
+        if (n * sizeof(T) < kLargeBufferBytes) return std::allocator<T>::deallocate(p, n);
+        free_large(p, n * sizeof(T));
+    }
     template <class U> void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) { ::new (static_cast<void*>(p)) U; }
 // GCC 12 warns (-Wstringop-overflow) on every push_back through a custom allocator's
 // construct, a known false positive; the construct is the plain placement new.

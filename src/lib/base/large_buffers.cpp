@@ -1,0 +1,93 @@
+#include "large_buffers.hpp"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include <sys/mman.h>
+
+namespace stz {
+
+namespace {
+
+size_t whole_huge_pages(size_t bytes) {
+    if (bytes > SIZE_MAX - 2 * kHugePageBytes) throw std::bad_alloc();  // map_aligned adds one more
+    return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+// Freed blocks kept for the next buffer of the same size: a chunk's buffers have the same
+// sizes chunk after chunk, and a kept block's pages are already there (no fault, no clear).
+// Bounded by kMaxKeptBytes; beyond that a freed block goes back to the kernel.
+class KeptBlocks {
+public:
+    void* take(size_t size) {
+        std::lock_guard<std::mutex> lk(m_);
+        auto it = blocks_.find(size);
+        if (it == blocks_.end()) return nullptr;
+        void* p = it->second;
+        blocks_.erase(it);
+        kept_ -= size;
+        return p;
+    }
+    bool keep(void* p, size_t size) noexcept {
+        std::lock_guard<std::mutex> lk(m_);
+        if (kept_ + size > kMaxKeptBytes) return false;
+        try {
+            blocks_.emplace(size, p);
+        } catch (...) {  // no memory for the list's node: the block goes back instead
+            return false;
+        }
+        kept_ += size;
+        return true;
+    }
+
+    size_t kept() {
+        std::lock_guard<std::mutex> lk(m_);
+        return kept_;
+    }
+
+private:
+    std::mutex m_;
+    std::multimap<size_t, void*> blocks_;  // by size: whole huge pages
+    size_t kept_ = 0;
+};
+
+KeptBlocks& kept_blocks() {
+    static KeptBlocks* blocks = new KeptBlocks;  // never destroyed: a buffer freed at exit still finds it
+    return *blocks;
+}
+
+// An anonymous mapping of `size` bytes aligned to kHugePageBytes (a huge page needs an
+// aligned range): a larger mapping with its ends cut off.
+void* map_aligned(size_t size) {
+    const size_t over = size + kHugePageBytes;
+    void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t start = (base + kHugePageBytes - 1) & ~(uintptr_t(kHugePageBytes) - 1);
+    if (start > base) munmap(raw, start - base);
+    if (base + over > start + size) munmap(reinterpret_cast<void*>(start + size), base + over - (start + size));
+#if defined(MADV_HUGEPAGE)
+    // Advice only: where transparent huge pages are off the block is made of small pages.
+    (void)madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
+#endif
+    return reinterpret_cast<void*>(start);
+}
+
+}  // namespace
+
+void* allocate_large(size_t bytes) {
+    const size_t size = whole_huge_pages(bytes);
+    if (void* p = kept_blocks().take(size)) return p;
+    return map_aligned(size);
+}
+
+void free_large(void* p, size_t bytes) noexcept {
+    const size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;  // as allocate_large's
+    if (!kept_blocks().keep(p, size)) munmap(p, size);
+}
+
+size_t large_bytes_kept() { return kept_blocks().kept(); }
+
+}  // namespace stz
