@@ -7,7 +7,9 @@
  * last call on the calling thread. No function aborts or throws on bad input.
  *
  * Thread safety: every function is reentrant; calls on different threads never share state
- * (the detail message is thread-local). A call may use worker threads internally
+ * (the detail message is thread-local) beyond memory: buffers of 2 MiB or more that a call
+ * frees are kept by the library, up to 64 MiB in all per process, for the next call's buffers
+ * of the same size (no page faults on reuse). A call may use worker threads internally
  * (stz_params.threads); the read/write callbacks of the streaming functions are only ever
  * called from the thread that called the function, one call at a time.
  *
