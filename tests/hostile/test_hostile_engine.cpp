@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "base/large_buffers.hpp"
 #include "hostile.hpp"
 #include "synth.hpp"
 #include "../test_util.hpp"
@@ -22,18 +23,7 @@ using namespace stzhostile;
 
 // AddressSanitizer reserves terabytes of shadow memory (an address-space limit breaks it)
 // and keeps freed memory in quarantine (peak RSS says nothing about the engine).
-#if defined(__SANITIZE_ADDRESS__)
-#define STZ_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STZ_TEST_ASAN 1
-#endif
-#endif
-#ifdef STZ_TEST_ASAN
-constexpr bool kPlainMemory = false;
-#else
-constexpr bool kPlainMemory = true;
-#endif
+constexpr bool kPlainMemory = !kAddressSanitizer;  // base/large_buffers.hpp
 
 namespace {
 

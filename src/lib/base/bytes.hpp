@@ -3,7 +3,6 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>

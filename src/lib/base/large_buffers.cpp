@@ -11,10 +11,9 @@ namespace stz {
 
 namespace {
 
-size_t whole_huge_pages(size_t bytes) {
-    if (bytes > SIZE_MAX - 2 * kHugePageBytes) throw std::bad_alloc();  // map_aligned adds one more
-    return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-}
+// A block's size: `bytes` rounded up to whole huge pages (the same for its allocation and
+// its release, which are told the same `bytes`).
+size_t whole_huge_pages(size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
 
 // Freed blocks kept for the next buffer of the same size: a chunk's buffers have the same
 // sizes chunk after chunk, and a kept block's pages are already there (no fault, no clear).
@@ -78,13 +77,14 @@ void* map_aligned(size_t size) {
 }  // namespace
 
 void* allocate_large(size_t bytes) {
+    if (bytes > SIZE_MAX - 2 * kHugePageBytes) throw std::bad_alloc();  // rounding and map_aligned's extra page
     const size_t size = whole_huge_pages(bytes);
     if (void* p = kept_blocks().take(size)) return p;
     return map_aligned(size);
 }
 
 void free_large(void* p, size_t bytes) noexcept {
-    const size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;  // as allocate_large's
+    const size_t size = whole_huge_pages(bytes);
     if (!kept_blocks().keep(p, size)) munmap(p, size);
 }
 

@@ -13,19 +13,23 @@
 namespace stz {
 
 inline constexpr size_t kHugePageBytes = size_t(2) << 20;
-// Buffers of at least this many bytes are allocated by allocate_large; none under
-// AddressSanitizer, which then sees every buffer's bounds (it does not watch mappings).
+// Whether this build runs under AddressSanitizer (GCC's macro, clang's feature test).
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr size_t kLargeBufferBytes = SIZE_MAX;
+#define STZ_ADDRESS_SANITIZER 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr size_t kLargeBufferBytes = SIZE_MAX;
-#else
-inline constexpr size_t kLargeBufferBytes = kHugePageBytes;
+#define STZ_ADDRESS_SANITIZER 1
 #endif
-#else
-inline constexpr size_t kLargeBufferBytes = kHugePageBytes;
 #endif
+#ifdef STZ_ADDRESS_SANITIZER
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+// Buffers of at least this many bytes are allocated by allocate_large; none under
+// AddressSanitizer, which then sees every buffer's bounds (it does not watch mappings).
+inline constexpr size_t kLargeBufferBytes = kAddressSanitizer ? SIZE_MAX : kHugePageBytes;
 
 // Freed blocks kept for reuse, at most this many bytes of them (beyond: unmapped).
 inline constexpr size_t kMaxKeptBytes = size_t(64) << 20;
