@@ -1,9 +1,11 @@
 #include "large_buffers.hpp"
 
 #include <cstdint>
-#include <map>
+#include <deque>
+#include <iterator>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include <sys/mman.h>
 
@@ -17,28 +19,43 @@ size_t whole_huge_pages(size_t bytes) { return (bytes + kHugePageBytes - 1) / kH
 
 // Freed blocks kept for the next buffer of the same size: a chunk's buffers have the same
 // sizes chunk after chunk, and a kept block's pages are already there (no fault, no clear).
-// Bounded by kMaxKeptBytes; beyond that a freed block goes back to the kernel.
+// Bounded by kMaxKeptBytes. When a freed block does not fit, the blocks freed longest ago go
+// back to the kernel to make room: a process that moves on to other sizes (a bench over files
+// of different sizes, a server restoring states of different lengths) would otherwise keep
+// blocks of sizes it no longer asks for, and every new buffer would be a fresh mapping.
 class KeptBlocks {
 public:
     void* take(size_t size) {
         std::lock_guard<std::mutex> lk(m_);
-        auto it = blocks_.find(size);
-        if (it == blocks_.end()) return nullptr;
-        void* p = it->second;
-        blocks_.erase(it);
-        kept_ -= size;
-        return p;
-    }
-    bool keep(void* p, size_t size) noexcept {
-        std::lock_guard<std::mutex> lk(m_);
-        if (kept_ + size > kMaxKeptBytes) return false;
-        try {
-            blocks_.emplace(size, p);
-        } catch (...) {  // no memory for the list's node: the block goes back instead
-            return false;
+        // Newest first: the block most recently freed is the likeliest still in the cache.
+        for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+            if (it->size != size) continue;
+            void* p = it->start;
+            blocks_.erase(std::next(it).base());
+            kept_ -= size;
+            return p;
         }
-        kept_ += size;
-        return true;
+        return nullptr;
+    }
+    // Whether `p` was kept; blocks evicted to make room are unmapped after the lock is let go.
+    bool keep(void* p, size_t size) noexcept {
+        if (size > kMaxKeptBytes) return false;
+        std::vector<Block> evicted;
+        bool kept = false;
+        try {
+            std::lock_guard<std::mutex> lk(m_);
+            while (kept_ + size > kMaxKeptBytes) {
+                evicted.push_back(blocks_.front());
+                kept_ -= blocks_.front().size;
+                blocks_.pop_front();
+            }
+            blocks_.push_back({p, size});
+            kept_ += size;
+            kept = true;
+        } catch (...) {  // no memory for the list's entries: the block goes back instead
+        }
+        for (const Block& b : evicted) munmap(b.start, b.size);
+        return kept;
     }
 
     size_t kept() {
@@ -47,8 +64,12 @@ public:
     }
 
 private:
+    struct Block {
+        void* start;
+        size_t size;  // whole huge pages
+    };
     std::mutex m_;
-    std::multimap<size_t, void*> blocks_;  // by size: whole huge pages
+    std::deque<Block> blocks_;  // in the order they were freed, oldest first
     size_t kept_ = 0;
 };
 

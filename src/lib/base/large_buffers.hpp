@@ -31,7 +31,8 @@ inline constexpr bool kAddressSanitizer = false;
 // AddressSanitizer, which then sees every buffer's bounds (it does not watch mappings).
 inline constexpr size_t kLargeBufferBytes = kAddressSanitizer ? SIZE_MAX : kHugePageBytes;
 
-// Freed blocks kept for reuse, at most this many bytes of them (beyond: unmapped).
+// Freed blocks kept for reuse, at most this many bytes of them (beyond: the blocks freed
+// longest ago are unmapped).
 inline constexpr size_t kMaxKeptBytes = size_t(64) << 20;
 
 // At least `bytes` (>= kLargeBufferBytes), aligned to kHugePageBytes; throws std::bad_alloc.

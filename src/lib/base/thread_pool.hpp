@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "bytes.hpp"
+#include "resident_threads.hpp"
 
 namespace stz {
 
 class ThreadPool {
 public:
     // Starts a thread; replaceable so that tests can make the k-th start fail as the system would.
+    // Without one, workers are resident threads (resident_threads.hpp), parked between pools.
     using Spawn = std::function<std::thread(std::function<void()>)>;
 
     // Up to `n` workers, started when a job finds none idle: a run whose in-flight work is
@@ -94,7 +96,9 @@ private:
         try {
             auto loop = [this] { work(); };
             if (workers_.size() == workers_.capacity()) workers_.reserve(2 * workers_.size() + 1);  // (see below)
-            workers_.push_back(spawn_ ? spawn_(loop) : std::thread(loop));  // cannot reallocate: no thread lost
+            // (cannot reallocate: no thread lost)
+            if (spawn_) workers_.push_back({spawn_(loop), {}});
+            else workers_.push_back({{}, run_on_resident_thread(loop)});
         } catch (const std::system_error& e) {
             jobs_.pop_back();
             throw Error("cannot start thread " + std::to_string(workers_.size() + 1) + " of " + std::to_string(max_) +
@@ -129,13 +133,21 @@ private:
             stop_ = true;
         }
         cv_.notify_all();
-        for (auto& w : workers_)
-            if (w.joinable()) w.join();
+        for (Worker& w : workers_) {
+            if (w.thread.joinable()) w.thread.join();
+            if (w.done.valid()) w.done.wait();
+        }
     }
+
+    // A thread of its own (from Spawn), or a resident thread's promise to finish the loop.
+    struct Worker {
+        std::thread thread;
+        std::future<void> done;
+    };
 
     const unsigned max_;  // 0: Inline
     Spawn spawn_;
-    std::vector<std::thread> workers_;
+    std::vector<Worker> workers_;
     std::deque<std::function<void()>> jobs_;
     size_t idle_ = 0;  // workers waiting for a job
     mutable std::mutex m_;
