@@ -81,6 +81,10 @@ private:
     std::mutex m_;
     std::vector<std::shared_ptr<Mailbox>> parked_;
     const size_t limit_ = std::max(1u, std::thread::hardware_concurrency());
+
+public:
+    // In a forked child: the parent's set, left as it was (kept reachable, not leaked).
+    Residents* before_fork = nullptr;
 };
 
 // Never destroyed: a parked thread may still wait on it while the process exits.
@@ -93,7 +97,11 @@ Residents& the_residents() {
         // A forked child has only the thread that forked: the parked ones are not there to
         // take work, so it starts from an empty set (the parent's, with a mutex that may have
         // been held at the fork, is left alone).
-        pthread_atfork(nullptr, nullptr, [] { residents.store(new Residents); });
+        pthread_atfork(nullptr, nullptr, [] {
+            auto* fresh = new Residents;
+            fresh->before_fork = residents.load();
+            residents.store(fresh);
+        });
     });
     return *residents.load();
 }
