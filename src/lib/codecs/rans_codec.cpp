@@ -79,12 +79,18 @@ bool worth_coding(ByteSpan in) {
 // 32 KB; a first, smaller sample on large planes, see order1_pays), table sizes from the
 // distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
 // packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
-// Order-0 and order-1 costs (bytes, tables included) of `in` from the pairs at every step-th
-// position. `order1_table` gives the order-1 table's size in distinct pairs; 0 = the pairs seen.
+// Order-0 and order-1 costs of `in` from the pairs at every step-th position: the coded bytes
+// (entropy scaled to the whole plane) and the tables' sizes in entries, ~0.8 bytes each.
 struct OrderCosts {
-    double cost0 = 0, cost1 = 0;
+    double coded0 = 0, coded1 = 0;
+    size_t symbols = 0, pairs_seen = 0;
+    double cost0() const { return coded0 + 0.8 * static_cast<double>(symbols); }
+    // `order1_table`: the order-1 table's size in distinct pairs; 0 = the pairs seen.
+    double cost1(size_t order1_table = 0) const {
+        return coded1 + 0.8 * static_cast<double>(order1_table ? order1_table : pairs_seen);
+    }
 };
-OrderCosts order_costs(ByteSpan in, size_t step, size_t order1_table) {
+OrderCosts order_costs(ByteSpan in, size_t step) {
     // The pair counts live per thread; only the pairs seen are visited and cleared after use:
     // zeroing and scanning all 65536 per call cost more than counting a small plane. Raw
     // arrays, not vectors: the counting loop then keeps its pointers in registers (a vector's
@@ -118,8 +124,7 @@ OrderCosts order_costs(ByteSpan in, size_t step, size_t order1_table) {
     }
     for (size_t k = 0; k < n_seen; ++k) h1 -= klogk(table, pairs[seen[k]]), pairs[seen[k]] = 0;
     const double scale = static_cast<double>(in.size()) / std::max<size_t>(n, 1);  // bytes per sampled pair
-    const size_t table1 = order1_table ? order1_table : n_seen;
-    return {h0 / 8 * scale + 0.8 * syms, h1 / 8 * scale + 0.8 * table1};
+    return {h0 / 8 * scale, h1 / 8 * scale, syms, n_seen};
 }
 
 // Distinct byte values of `in` (all of it: a sample could miss a rare one).
@@ -143,13 +148,16 @@ bool order1_pays(ByteSpan in) {
     // of a small bf16 file's compression). A sample alone misjudges the table (it sees fewer
     // distinct pairs than there are), so anything less clear gets the full estimate: the
     // same decisions as before on the corpus.
+    const size_t full_step = sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10);
     if (in.size() > 2 * kMaxSampledPairs) {
-        const size_t values = distinct_bytes(in);
-        const OrderCosts quick = order_costs(in, in.size() / kMaxSampledPairs, values * values);
-        if (quick.cost1 < 0.95 * quick.cost0) return true;
+        const size_t values = distinct_bytes(in), quick_step = in.size() / kMaxSampledPairs;
+        const OrderCosts quick = order_costs(in, quick_step);
+        if (quick.cost1(values * values) < 0.95 * quick.cost0()) return true;
+        // Planes of 128-256 KB are sampled at the same step both times: the counts are these.
+        if (quick_step == full_step) return quick.cost1() < 0.99 * quick.cost0();
     }
-    const OrderCosts full = order_costs(in, sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10), 0);
-    return full.cost1 < 0.99 * full.cost0;
+    const OrderCosts full = order_costs(in, full_step);
+    return full.cost1() < 0.99 * full.cost0();
 }
 
 // A buffer with kPad bytes of slack on both sides, reused per thread (not zeroed: the library
