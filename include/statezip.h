@@ -11,8 +11,8 @@
  * frees are kept by the library, up to 64 MiB in all per process, for the next call's buffers
  * of the same size (no page faults on reuse). A call may use worker threads internally
  * (stz_params.threads), which stay parked after it (at most one per core, each for up to 10 s
- * without work) for the next call to use warm; the read/write callbacks of the streaming functions are only ever
- * called from the thread that called the function, one call at a time.
+ * without work) for the next call to use warm; the read/write callbacks of the streaming
+ * functions are only ever called from the thread that called the function, one call at a time.
  *
  * Output is the .stz container (docs/FORMAT.md): the same bytes the statezip program writes with
  * the same preset, whatever the thread count. See docs/API.md.

@@ -23,6 +23,9 @@ struct Mailbox {
 
 class Residents {
 public:
+    // `before_fork`: in a forked child, the parent's set, left as it was (kept reachable, not leaked).
+    explicit Residents(Residents* before_fork = nullptr) : before_fork_(before_fork) {}
+
     std::future<void> run(std::function<void()> task) {
         {
             std::lock_guard<std::mutex> lk(m_);
@@ -81,10 +84,7 @@ private:
     std::mutex m_;
     std::vector<std::shared_ptr<Mailbox>> parked_;
     const size_t limit_ = std::max(1u, std::thread::hardware_concurrency());
-
-public:
-    // In a forked child: the parent's set, left as it was (kept reachable, not leaked).
-    Residents* before_fork = nullptr;
+    [[maybe_unused]] Residents* const before_fork_;  // held only to stay reachable
 };
 
 // Never destroyed: a parked thread may still wait on it while the process exits.
@@ -97,11 +97,7 @@ Residents& the_residents() {
         // A forked child has only the thread that forked: the parked ones are not there to
         // take work, so it starts from an empty set (the parent's, with a mutex that may have
         // been held at the fork, is left alone).
-        pthread_atfork(nullptr, nullptr, [] {
-            auto* fresh = new Residents;
-            fresh->before_fork = residents.load();
-            residents.store(fresh);
-        });
+        pthread_atfork(nullptr, nullptr, [] { residents.store(new Residents(residents.load())); });
     });
     return *residents.load();
 }

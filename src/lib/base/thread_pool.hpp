@@ -95,8 +95,8 @@ private:
     void start_worker() {  // with m_ held
         try {
             auto loop = [this] { work(); };
-            if (workers_.size() == workers_.capacity()) workers_.reserve(2 * workers_.size() + 1);  // (see below)
-            // (cannot reallocate: no thread lost)
+            // Room first, so that the push_back below cannot reallocate (and throw) with a worker started.
+            if (workers_.size() == workers_.capacity()) workers_.reserve(2 * workers_.size() + 1);
             if (spawn_) workers_.push_back({spawn_(loop), {}});
             else workers_.push_back({{}, run_on_resident_thread(loop)});
         } catch (const std::system_error& e) {
