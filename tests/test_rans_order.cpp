@@ -7,6 +7,7 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/pipeline.hpp"
+#include "codecs/rans_codec.hpp"
 #include "test_util.hpp"
 
 using namespace stz;
@@ -111,4 +112,33 @@ TEST_CASE("rans codes planes where they lie, decodes into the caller's slack buf
             }
         }
     }
+}
+
+TEST_CASE("rans_encode_decided keeps the caller's order where the codec's estimate would not, and decodes as rans", "[codec]") {
+    // The independent skewed bytes on which rans:1's own estimate falls back to order-0.
+    Bytes noise = stztest::random_bytes(200000, 7), independent(200000);
+    for (size_t i = 0; i < independent.size(); ++i) independent[i] = static_cast<uint8_t>((noise[i] % 64) * (noise[i] % 3));
+    const Codec& rans = *find_codec("rans");
+    const Bytes order1 = rans.make_params({"1"}, DataShape{});
+    Bytes estimated, decided0, decided1;
+    rans.encode(independent, order1, estimated);
+    rans_encode_decided(independent, 0, decided0);
+    rans_encode_decided(independent, 1, decided1);
+    CHECK(decided0 == estimated);  // the estimate chose order-0: the same stream
+    // Byte 0: the codec's mode (1, coded); byte 1: the stream's flags, whose bit 0 is the order.
+    REQUIRE(decided1.size() > 2);
+    CHECK(decided1[0] == 1);
+    CHECK((decided1[1] & 1) == 1);
+    CHECK((estimated[1] & 1) == 0);
+    CHECK(decided1.size() > decided0.size());  // what the estimate saved
+    for (const Bytes* coded : {&decided0, &decided1}) {
+        Bytes back;
+        rans.decode(*coded, order1, independent.size(), back);
+        CHECK(back == independent);
+    }
+    // A plane too small to code is stored, whatever the caller decided.
+    Bytes tiny(20, 3), stored;
+    rans_encode_decided(tiny, 1, stored);
+    CHECK(stored.size() == tiny.size() + 1);
+    CHECK(stored[0] == 0);
 }

@@ -6,6 +6,7 @@
 
 #include "byte_transpose.hpp"
 #include "quant_context.hpp"
+#include "rans_codec.hpp"
 
 namespace stz::qctx {
 
@@ -195,10 +196,11 @@ const Bytes& rans_order0() {
 }
 
 // A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
-void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true) {
+void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true, bool decided = false) {
     const size_t at = out.size();
     if (sized) append_le<uint32_t>(out, 0);
-    rans().encode(plane, order1 ? rans_order1() : rans_order0(), out);
+    if (decided) rans_encode_decided(plane, order1, out);
+    else rans().encode(plane, order1 ? rans_order1() : rans_order0(), out);
     if (!sized) return;
     const size_t len = out.size() - at - 4;
     if (len > UINT32_MAX) throw Error("qctx: chunk too large");
@@ -279,11 +281,11 @@ void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out,
     bp.allocate();
     bp.move<true>(g, in.data());
     for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
-    if (!choice.whole_values) return put_plane(bp.payload, out, false, choice.row_context);
+    if (!choice.whole_values) return put_plane(bp.payload, out, false, choice.row_context, true);
     const ValuePlane vp{bp.pp, q.layout};
     value_buffer.resize(vp.size());
     vp.convert<true>(bp.payload.data(), value_buffer.data());
-    put_plane(value_buffer, out, false, choice.row_context);
+    put_plane(value_buffer, out, false, choice.row_context, true);
 }
 
 void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values) {

@@ -1,9 +1,12 @@
 // The rANS codec's CPU-path policy, visible to tests: htscodecs 1.3.0 picks a SIMD kernel per
 // call from a process-wide mask, and its SSE4 order-1 decoder mis-decodes valid streams
 // (fixed upstream in 1.5.2). statezip installs this mask once, before its first rANS call.
+// Also the codec's encoder at an order the caller decided (for another codec's planes).
 #pragma once
 
 #include <cstdint>
+
+#include "../base/bytes.hpp"
 
 namespace stz {
 
@@ -23,5 +26,12 @@ void rans_select_cpu(int mask);
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags);
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
+
+// What the rans codec's encode() with order `order` (0 or 1) writes, except that order 1 is
+// taken as decided: for a caller that has measured the same pairs itself (qctx's quant plane),
+// the codec's own order-1 estimate would be the same work twice. The stream decodes as any
+// of the codec's (a plane too small for order 1, or not worth coding, is still order-0 or
+// stored).
+void rans_encode_decided(ByteSpan in, int order, Bytes& out);
 
 }  // namespace stz
