@@ -97,8 +97,15 @@ unsigned most_repeating_lag(const std::vector<uint32_t>& w, unsigned max_lag) {
     unsigned best = 0;
     size_t best_count = 0;
     for (unsigned lag = 1; lag <= max_lag && 2 * size_t{lag} < w.size(); ++lag) {
+        // Counted in 32-bit blocks: the comparison loop then vectorises four words a step,
+        // not two (a 64-bit count), and this search was 2-3 % of the fast preset's time.
         size_t count = 0;
-        for (size_t i = 2 * size_t{lag}; i < w.size(); ++i) count += w[i] - w[i - lag] == w[i - lag] - w[i - 2 * lag];
+        for (size_t i0 = 2 * size_t{lag}; i0 < w.size(); i0 += size_t{1} << 30) {
+            const size_t end = std::min(w.size(), i0 + (size_t{1} << 30));
+            uint32_t block = 0;
+            for (size_t i = i0; i < end; ++i) block += w[i] - w[i - lag] == w[i - lag] - w[i - 2 * lag];
+            count += block;
+        }
         if (count > best_count) best = lag, best_count = count;
     }
     return best;
