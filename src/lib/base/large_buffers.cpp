@@ -13,9 +13,16 @@ namespace stz {
 
 namespace {
 
-// A block's size: `bytes` rounded up to whole huge pages (the same for its allocation and
-// its release, which are told the same `bytes`).
-size_t whole_huge_pages(size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
+// A block's size (the same for its allocation and its release, which are told the same
+// `bytes`): above half a huge page, `bytes` rounded up to whole huge pages; below, the
+// smallest of 256 KiB, 512 KiB and 1 MiB that holds it.
+size_t block_size(size_t bytes) {
+    if (bytes > kHugePageBytes / 2) return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    size_t size = kSmallestBlockBytes;
+    while (size < bytes) size *= 2;
+    return size;
+}
+bool huge(size_t size) { return size >= kHugePageBytes; }
 
 // Freed blocks kept for the next buffer of the same size: a chunk's buffers have the same
 // sizes chunk after chunk, and a kept block's pages are already there (no fault, no clear).
@@ -66,7 +73,7 @@ public:
 private:
     struct Block {
         void* start;
-        size_t size;  // whole huge pages
+        size_t size;  // block_size
     };
     std::mutex m_;
     std::deque<Block> blocks_;  // in the order they were freed, oldest first
@@ -95,17 +102,24 @@ void* map_aligned(size_t size) {
     return reinterpret_cast<void*>(start);
 }
 
+// A block below a huge page: a plain mapping (page-aligned; its pages are small ones anyway).
+void* map_plain(size_t size) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+}
+
 }  // namespace
 
 void* allocate_large(size_t bytes) {
     if (bytes > SIZE_MAX - 2 * kHugePageBytes) throw std::bad_alloc();  // rounding and map_aligned's extra page
-    const size_t size = whole_huge_pages(bytes);
+    const size_t size = block_size(bytes);
     if (void* p = kept_blocks().take(size)) return p;
-    return map_aligned(size);
+    return huge(size) ? map_aligned(size) : map_plain(size);
 }
 
 void free_large(void* p, size_t bytes) noexcept {
-    const size_t size = whole_huge_pages(bytes);
+    const size_t size = block_size(bytes);
     if (!kept_blocks().keep(p, size)) munmap(p, size);
 }
 
