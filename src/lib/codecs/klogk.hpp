@@ -25,4 +25,9 @@ inline const double* klogk_table() {
 
 inline double klogk(const double* table, uint64_t k) { return k < kKlogkTable ? table[k] : double(k) * std::log2(double(k)); }
 
+// Counts underestimate a source's entropy by about (symbols used - 1) / (2 ln 2) bits per
+// context (Miller-Madow): this many bits per symbol used beyond the first, added back by the
+// estimates that compare orders or models on a sample.
+inline constexpr double kMillerMadowBits = 0.5 / 0.6931471805599453;
+
 }  // namespace stz

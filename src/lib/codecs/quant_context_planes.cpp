@@ -2,6 +2,7 @@
 // quant_context_codec.cpp).
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "byte_transpose.hpp"
@@ -41,10 +42,9 @@ struct PlaneCounts {
     // bits per context (Miller-Madow), which matters where the sample spreads over many contexts
     // (order 1 of bytes: 65536 pairs; without the correction the bytes of the random-weight
     // model's q5_1 K looked 6 % smaller than its whole values, which are 1.2 % smaller coded).
-    double order0() const { return scale * (h0 + kBias * double(used ? used - 1 : 0)) / 8 + 0.8 * used; }
-    double order1() const { return scale * (h1 + kBias * double(used_pairs - contexts)) / 8 + 0.8 * used_pairs; }
+    double order0() const { return scale * (h0 + kMillerMadowBits * double(used ? used - 1 : 0)) / 8 + 0.8 * used; }
+    double order1() const { return scale * (h1 + kMillerMadowBits * double(used_pairs - contexts)) / 8 + 0.8 * used_pairs; }
     double best() const { return std::min({order0(), order1(), stored}); }
-    static constexpr double kBias = 0.5 / 0.6931471805599453;
 };
 
 constexpr size_t kDenseCells = 1024;  // 5-bit values' pairs
@@ -190,17 +190,13 @@ struct BlockPlanes {
     }
 };
 
-const Bytes& rans_order0() {
-    static const Bytes p = rans().make_params({"0"}, DataShape{});
-    return p;
-}
-
-// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload.
-void put_plane(ByteSpan plane, Bytes& out, bool sized, bool order1 = true, bool decided = false) {
+// A rans stage's output of `plane`, after its u32 length unless it is the last of the payload:
+// at the order choose_planes decided (`decided_order1`), else as rans:1 estimates it.
+void put_plane(ByteSpan plane, Bytes& out, bool sized, std::optional<bool> decided_order1 = std::nullopt) {
     const size_t at = out.size();
     if (sized) append_le<uint32_t>(out, 0);
-    if (decided) rans_encode_decided(plane, order1, out);
-    else rans().encode(plane, order1 ? rans_order1() : rans_order0(), out);
+    if (decided_order1) rans_encode_decided(plane, *decided_order1, out);
+    else rans().encode(plane, rans_order1(), out);
     if (!sized) return;
     const size_t len = out.size() - at - 4;
     if (len > UINT32_MAX) throw Error("qctx: chunk too large");
@@ -281,11 +277,11 @@ void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out,
     bp.allocate();
     bp.move<true>(g, in.data());
     for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
-    if (!choice.whole_values) return put_plane(bp.payload, out, false, choice.row_context, true);
+    if (!choice.whole_values) return put_plane(bp.payload, out, false, choice.row_context);
     const ValuePlane vp{bp.pp, q.layout};
     value_buffer.resize(vp.size());
     vp.convert<true>(bp.payload.data(), value_buffer.data());
-    put_plane(value_buffer, out, false, choice.row_context, true);
+    put_plane(value_buffer, out, false, choice.row_context);
 }
 
 void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values) {

@@ -90,15 +90,13 @@ struct OrderCosts {
     double cost1(size_t order1_table = 0) const {
         return coded1 + 0.8 * static_cast<double>(order1_table ? order1_table : pairs_seen);
     }
-    // The same with the entropies corrected for the sample's size: counts underestimate a
-    // source's entropy by about (symbols used - 1) / (2 ln 2) bits per context (Miller-Madow),
-    // which for a sample of pairs spread over many contexts is most of order-1's apparent gain
-    // (4 MB of independent bytes of ~200 values: 16 K pairs made order-1 look 13 % smaller).
-    double corrected0() const { return cost0() + scale * kBias * static_cast<double>(symbols ? symbols - 1 : 0) / 8; }
+    // The same with the entropies corrected for the sample's size (kMillerMadowBits): for a
+    // sample of pairs spread over many contexts the undercount is most of order-1's apparent
+    // gain (4 MB of independent bytes of ~200 values: 16 K pairs made order-1 look 13 % smaller).
+    double corrected0() const { return cost0() + scale * kMillerMadowBits * static_cast<double>(symbols ? symbols - 1 : 0) / 8; }
     double corrected1(size_t order1_table = 0) const {
-        return cost1(order1_table) + scale * kBias * static_cast<double>(pairs_seen - contexts) / 8;
+        return cost1(order1_table) + scale * kMillerMadowBits * static_cast<double>(pairs_seen - contexts) / 8;
     }
-    static constexpr double kBias = 0.5 / 0.6931471805599453;
 };
 OrderCosts order_costs(ByteSpan in, size_t step) {
     // The pair counts live per thread; only the pairs seen are visited and cleared after use:
@@ -320,7 +318,8 @@ public:
 std::unique_ptr<Codec> make_rans_codec() { return std::make_unique<RansCodec>(); }
 
 void rans_encode_decided(ByteSpan in, int order, Bytes& out) {
-    RansCodec::encode_from(in, Bytes{static_cast<uint8_t>((order ? 1 : 0) | RANS_ORDER_X32)}, out, false, false);
+    const uint8_t params[1] = {static_cast<uint8_t>((order ? 1 : 0) | RANS_ORDER_X32)};
+    RansCodec::encode_from(in, params, out, false, false);
 }
 
 }  // namespace stz
