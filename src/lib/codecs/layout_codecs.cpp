@@ -1,5 +1,7 @@
 // Transforms that change the layout of the bytes without compressing them: they make the
 // data easier for an entropy stage. Each is an exact permutation (trim: exact on zeros).
+#include <cstring>
+
 #include "base/limits.hpp"
 #include "codec_impls.hpp"
 
@@ -59,6 +61,14 @@ public:
         out.push_back(0);
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
+        const size_t at = out.size();
+        out.resize(at + out_size);
+        decode_into(in, params, out_size, out.data() + at);
+    }
+    // Straight into the caller's memory: a trimmed section (the unfilled positions of
+    // transposed V rows) is the first stage of its pipeline, where a buffer of its own cost
+    // one more copy of the whole chunk.
+    void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         check_params(params);
         if (in.empty()) throw Error("trim: empty block");
         uint64_t row = param_u64(params, 0), keep = param_u64(params, 1);
@@ -68,19 +78,19 @@ public:
             if (row == 0 || keep >= row || out_size % row) throw Error("trim: bad row geometry");
             uint64_t n_rows = out_size / row;
             if (body.size() != n_rows * keep) throw Error("trim: wrong payload size");
-            out.reserve(out.size() + out_size);
             for (uint64_t r = 0; r < n_rows; ++r) {
-                out.insert(out.end(), body.begin() + r * keep, body.begin() + (r + 1) * keep);
-                out.insert(out.end(), row - keep, 0);
+                std::memcpy(dst + r * row, body.data() + r * keep, keep);
+                std::memset(dst + r * row + keep, 0, row - keep);
             }
         } else if (mode == 0) {
             if (body.size() > out_size) throw Error("trim: payload larger than the declared size");
-            append_bytes(out, body);
-            out.insert(out.end(), out_size - body.size(), 0);
+            if (!body.empty()) std::memcpy(dst, body.data(), body.size());
+            std::memset(dst + body.size(), 0, out_size - body.size());
         } else {
             throw Error("trim: unknown mode");
         }
     }
+    bool writes_into() const override { return true; }
     std::string describe(ByteSpan) const override { return "trim"; }
     DataShape output_shape(const DataShape& in) const override {
         DataShape s = in;
