@@ -235,26 +235,47 @@ struct ValuePlane {
         for (size_t c = 0; c < pp.cols; ++c) {
             uint8_t* const packed = payload + c * pp.per * R;
             uint8_t* const whole = values + c * kElems * R;
-            for (unsigned j = 0; j < 16; ++j) {
-                uint8_t* const q = packed + (quants + j) * R;
-                uint8_t* const lo = whole + j * R;
-                uint8_t* const hi = whole + (j + 16) * R;
-                if (ToValues)
-                    for (size_t r = 0; r < R; ++r) lo[r] = q[r] & 15, hi[r] = q[r] >> 4;
-                else
-                    for (size_t r = 0; r < R; ++r) q[r] = static_cast<uint8_t>((lo[r] & 15) | (hi[r] & 15) << 4);
+            if (ToValues) to_values(packed, whole, quants, R);
+            else from_values(packed, whole, quants, R);
+        }
+    }
+    // One pass per value: its nibble and (q5) its high bit together, each value written once.
+    void to_values(const uint8_t* packed, uint8_t* whole, size_t quants, size_t R) const {
+        for (unsigned j = 0; j < 16; ++j) {
+            const uint8_t* const q = packed + (quants + j) * R;
+            uint8_t* const lo = whole + j * R;
+            uint8_t* const hi = whole + (j + 16) * R;
+            if (!layout.has_high) {
+                for (size_t r = 0; r < R; ++r) lo[r] = q[r] & 15, hi[r] = q[r] >> 4;
+                continue;
             }
-            if (!layout.has_high) continue;
-            for (unsigned m = 0; m < 4; ++m) {  // qh byte m holds bit 4 of values 8m..8m+7
-                uint8_t* const h = packed + m * R;
-                if (!ToValues) std::fill(h, h + R, uint8_t{0});
-                for (unsigned bit = 0; bit < 8; ++bit) {
-                    uint8_t* const v = whole + (8 * m + bit) * R;
-                    if (ToValues)
-                        for (size_t r = 0; r < R; ++r) v[r] = static_cast<uint8_t>(v[r] | ((h[r] >> bit) & 1) << 4);
-                    else
-                        for (size_t r = 0; r < R; ++r) h[r] = static_cast<uint8_t>(h[r] | ((v[r] >> 4) & 1) << bit);
-                }
+            // qh byte m holds bit 4 of values 8m..8m+7.
+            const uint8_t* const h_lo = packed + (j / 8) * R;
+            const uint8_t* const h_hi = packed + ((j + 16) / 8) * R;
+            const unsigned b_lo = j % 8, b_hi = (j + 16) % 8;
+            for (size_t r = 0; r < R; ++r) {
+                lo[r] = static_cast<uint8_t>((q[r] & 15) | ((h_lo[r] >> b_lo) & 1) << 4);
+                hi[r] = static_cast<uint8_t>((q[r] >> 4) | ((h_hi[r] >> b_hi) & 1) << 4);
+            }
+        }
+    }
+    // The nibbles a byte at a time, then each qh byte from its eight values in one pass
+    // (not eight read-modify-write passes over it).
+    void from_values(uint8_t* packed, const uint8_t* whole, size_t quants, size_t R) const {
+        for (unsigned j = 0; j < 16; ++j) {
+            uint8_t* const q = packed + (quants + j) * R;
+            const uint8_t* const lo = whole + j * R;
+            const uint8_t* const hi = whole + (j + 16) * R;
+            for (size_t r = 0; r < R; ++r) q[r] = static_cast<uint8_t>((lo[r] & 15) | (hi[r] & 15) << 4);
+        }
+        if (!layout.has_high) return;
+        for (unsigned m = 0; m < 4; ++m) {
+            uint8_t* const h = packed + m * R;
+            const uint8_t* const v = whole + 8 * m * R;
+            for (size_t r = 0; r < R; ++r) {
+                unsigned x = 0;
+                for (unsigned bit = 0; bit < 8; ++bit) x |= ((v[bit * R + r] >> 4) & 1u) << bit;
+                h[r] = static_cast<uint8_t>(x);
             }
         }
     }
