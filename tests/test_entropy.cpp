@@ -275,6 +275,39 @@ TEST_CASE("rans: the kernels called directly write and read htscodecs' own strea
     rans_select_cpu(allowed);
 }
 
+TEST_CASE("rans: every encoder kernel writes the same stream", "[entropy]") {
+    // The kernel that encodes is picked for speed per CPU (rans_kernels.cpp: AVX2's order-0
+    // encoder on AMD), so the bytes of a .stz must not depend on which one ran.
+    __builtin_cpu_init();
+    std::vector<int> masks = {0};
+    if (__builtin_cpu_supports("avx2")) masks.push_back(RANS_CPU_ENC_AVX2);
+    if (__builtin_cpu_supports("avx512f")) masks.push_back(RANS_CPU_ENC_AVX512);
+    std::mt19937 rng(11);
+    std::normal_distribution<double> quant(0, 30);
+    Bytes quants(300000);
+    for (auto& q : quants) q = static_cast<uint8_t>(static_cast<int>(std::clamp(quant(rng), -127.0, 127.0)));
+    for (const Bytes& in : {quants, channel_floats16(40000, 32, 6)})
+        for (int flags : {RANS_ORDER_X32 | 0, RANS_ORDER_X32 | 1}) {
+            std::vector<Bytes> streams;
+            constexpr size_t pad = 64;  // the kernels read a little around their input (rans_codec.cpp)
+            Bytes src(in.size() + 2 * pad);
+            std::copy(in.begin(), in.end(), src.begin() + pad);
+            for (int mask : masks) {
+                rans_set_cpu(mask);
+                const unsigned bound = rans_compress_bound_4x16(static_cast<unsigned>(in.size()), flags);
+                Bytes stream(bound + pad);
+                unsigned len = bound;
+                REQUIRE(rans_compress_to_4x16(src.data() + pad, static_cast<unsigned>(in.size()), stream.data(), &len,
+                                              flags) != nullptr);
+                stream.resize(len);
+                streams.push_back(stream);
+            }
+            INFO(in.size() << " bytes, flags " << flags << ", " << masks.size() << " encoders");
+            for (const Bytes& s : streams) CHECK(s == streams.front());
+        }
+    rans_select_cpu(rans_allowed_cpu_mask());
+}
+
 TEST_CASE("rans and planes reject crafted parameters and payloads", "[entropy]") {
     const Codec* rans = find_codec("rans");
     const Codec* planes = find_codec("planes");
