@@ -85,7 +85,7 @@ public:
         } else if (mode == 0) {
             if (body.size() > out_size) throw Error("trim: payload larger than the declared size");
             if (!body.empty()) std::memcpy(dst, body.data(), body.size());
-            std::memset(dst + body.size(), 0, out_size - body.size());
+            if (out_size > body.size()) std::memset(dst + body.size(), 0, out_size - body.size());  // (dst may be null when empty)
         } else {
             throw Error("trim: unknown mode");
         }
