@@ -40,26 +40,13 @@ void permute_scalar_in_order(uint8_t* elems, uint8_t* const* plane, uint64_t R) 
         for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
 }
 
-// Quant blocks in storage order: the header bytes one by one, the payload as one copy. The
-// common blocks (every quant type the parsers know) get an instantiation with compile-time
-// sizes: the header loop unrolls and the payload copy inlines instead of calling memcpy for
-// 16-32 bytes. The plane pointers are held in locals so that the stores through them cannot
-// make the compiler reload them (they are uint8_t*, which may alias anything).
-template <bool ToPlanes, uint64_t W, uint64_t H>
-void permute_blocks_fixed(uint8_t* elems, uint8_t* const* plane, uint64_t n) {
-    constexpr uint64_t body = W - H;
-    uint8_t* head[H];
-    for (uint64_t b = 0; b < H; ++b) head[b] = plane[b];
-    uint8_t* const payload = plane[H];
-    for (uint64_t i = 0; i < n; ++i) {
-        uint8_t* e = elems + i * W;
-        for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(head[b][i] = e[b]) : void(e[b] = head[b][i]);
-        ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
-    }
-}
-
+// Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
+// inlined, so that the calls with compile-time sizes (every block type the parsers know) get
+// an unrolled header loop and an inlined payload copy instead of a memcpy call for 16-32
+// bytes. The plane pointers are held in locals so that the stores through them cannot make
+// the compiler reload them (they are uint8_t*, which may alias anything).
 template <bool ToPlanes>
-void permute_blocks_any(uint8_t* elems, uint8_t* const* plane, uint64_t n, uint64_t W, uint64_t H) {
+[[gnu::always_inline]] inline void permute_blocks(uint8_t* elems, uint8_t* const* plane, uint64_t n, uint64_t W, uint64_t H) {
     const uint64_t body = W - H;
     uint8_t* head[kMaxHead];
     for (uint64_t b = 0; b < H; ++b) head[b] = plane[b];
@@ -74,13 +61,13 @@ void permute_blocks_any(uint8_t* elems, uint8_t* const* plane, uint64_t n, uint6
 template <bool ToPlanes>
 void permute_blocks_in_order(uint8_t* elems, uint8_t* const* plane, const PlanesParams& P, const Geometry& g) {
     const uint64_t n = g.rows * g.cols, W = P.width, H = P.head;
-    if (H == 2 && W == 18) return permute_blocks_fixed<ToPlanes, 18, 2>(elems, plane, n);   // q4_0, iq4_nl
-    if (H == 2 && W == 34) return permute_blocks_fixed<ToPlanes, 34, 2>(elems, plane, n);   // q8_0
-    if (H == 4 && W == 20) return permute_blocks_fixed<ToPlanes, 20, 4>(elems, plane, n);   // q4_1
-    if (H == 6 && W == 22) return permute_blocks_fixed<ToPlanes, 22, 6>(elems, plane, n);   // q5_0
-    if (H == 8 && W == 24) return permute_blocks_fixed<ToPlanes, 24, 8>(elems, plane, n);   // q5_1
-    if (H == 10 && W == 26) return permute_blocks_fixed<ToPlanes, 26, 10>(elems, plane, n); // q6_0
-    permute_blocks_any<ToPlanes>(elems, plane, n, W, H);
+    if (H == 2 && W == 18) return permute_blocks<ToPlanes>(elems, plane, n, 18, 2);    // q4_0, iq4_nl
+    if (H == 2 && W == 34) return permute_blocks<ToPlanes>(elems, plane, n, 34, 2);    // q8_0
+    if (H == 4 && W == 20) return permute_blocks<ToPlanes>(elems, plane, n, 20, 4);    // q4_1
+    if (H == 6 && W == 22) return permute_blocks<ToPlanes>(elems, plane, n, 22, 6);    // q5_0
+    if (H == 8 && W == 24) return permute_blocks<ToPlanes>(elems, plane, n, 24, 8);    // q5_1
+    if (H == 10 && W == 26) return permute_blocks<ToPlanes>(elems, plane, n, 26, 10);  // q6_0
+    permute_blocks<ToPlanes>(elems, plane, n, W, H);
 }
 
 // Channel-major (and scalars of one column): the rows x (cols * width) byte matrix of the
