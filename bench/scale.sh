@@ -2,7 +2,8 @@
 # Cost growth with input size and the scaling of threads: compress/decompress wall time, MB/s
 # and peak RSS of statezip on generated session files of 100 MB, 1 GB and 8 GB (tools' stz-gen,
 # v10 layout, 32 layers x 1024-wide f16 K/V), with -T1 and -T2 (only -T2 above 2 GB), and
-# statezip --codec zstd:3 as the speed reference measured in the same run. Decompression is
+# statezip --codec zstd:3 as the speed reference measured in the same run (and the system's
+# `zstd -3 -T1` / `zstd -d`, -T1 sizes only, where zstd is installed). Decompression is
 # timed twice: to a file (-o) and to /dev/null (-c), which leaves out the disk's writing.
 # Prints Markdown tables.
 #   bench/scale.sh [BUILD_DIR] [SIZES...]      (default sizes: 100000000 1000000000 8000000000)
@@ -28,11 +29,27 @@ RAW="$DIR/raw"
 for size in "${SIZES[@]}"; do
   "$GEN" session10 "$DIR/in.bin" --size "$size" --layers 32 --embd 1024 --seed 7
   real=$(stat -c %s "$DIR/in.bin")
-  for preset in "--codec=zstd:3" "--fast" ""; do  # zstd:3 in the same run: the speed reference
+  # statezip's own zstd:3 in the same run: the speed reference; the system's zstd -3 -T1 / zstd -d
+  # (what the targets name) beside it, single-threaded and at the sizes -T1 is measured on.
+  for preset in "--codec=zstd:3" "--fast" "" "system-zstd"; do
     threads="1 2"
     [ "$size" -gt 2000000000 ] && threads="2"  # -T1 vs -T2 is measured on the smaller sizes
+    if [ "$preset" = system-zstd ]; then
+      command -v zstd >/dev/null && [ "$size" -le 2000000000 ] || continue
+      threads="1"
+    fi
     for rep in $(seq 1 "$REPEATS"); do
       for t in $threads; do
+        if [ "$preset" = system-zstd ]; then
+          read -r cs cm <<<"$(measure zstd -q -f -3 -T1 -o "$DIR/in.zst" "$DIR/in.bin")"
+          read -r ds dm <<<"$(measure zstd -q -d -f -o "$DIR/out.bin" "$DIR/in.zst")"
+          cmp -s "$DIR/in.bin" "$DIR/out.bin" || { echo "round trip failed" >&2; exit 1; }
+          rm -f "$DIR/out.bin"
+          read -r ns nm <<<"$(measure zstd -q -d -f -c "$DIR/in.zst")"
+          echo "$real zstd-3-system $t $rep $cs $cm $ds $dm $ns $nm $(stat -c %s "$DIR/in.zst")" >>"$RAW"
+          rm -f "$DIR/in.zst"
+          continue
+        fi
         read -r cs cm <<<"$(measure "$STZ" -q -f $preset -T$t -o "$DIR/in.stz" "$DIR/in.bin")"
         read -r ds dm <<<"$(measure "$STZ" -q -d -f -T$t -o "$DIR/out.bin" "$DIR/in.stz")"
         cmp -s "$DIR/in.bin" "$DIR/out.bin" || { echo "round trip failed" >&2; exit 1; }
@@ -74,7 +91,7 @@ awk -v reps="$REPEATS" '
     printf "| input | preset | compress | decompress to file | decompress to /dev/null |\n|---|---|---|---|---|\n"
     for (k = 1; k <= nk; k++) {
       split(order[k], f, SUBSEP)
-      if (f[3] != 1) continue
+      if (f[3] != 1 || !((f[1] SUBSEP f[2] SUBSEP 2 SUBSEP 1) in run)) continue  # no -T2 runs (system zstd)
       line = sprintf("| %.0f MB | %s |", f[1]/1e6, f[2])
       for (m = 1; m <= 3; m++) {
         list = ""; lo = 1e9; hi = 0
