@@ -1,7 +1,7 @@
-// statezip's own decoder of htscodecs' order-1 32-way rANS streams (rans_order1_decoder.cpp),
-// against the library's: the same bytes for every stream the library writes (both table precisions,
-// packed and plain frequency tables), and damaged streams refused or decoded to garbage inside the
-// output, never read or written outside their buffers.
+// statezip's own decoder of htscodecs' order-1 32-way rANS streams (rans_order1_decoder.cpp), in each
+// form this CPU runs (AVX-512, AVX2), against the library's: the same bytes for every stream the
+// library writes (both table precisions, packed and plain frequency tables), and damaged streams
+// refused or decoded to garbage inside the output, never read or written outside their buffers.
 #include <htscodecs/rANS_static4x16.h>
 
 #include <algorithm>
@@ -75,13 +75,26 @@ Bytes library_stream(const Bytes& in, size_t& kernel_at) {
     return out;
 }
 
+using Decoder = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int);
+struct Form {
+    const char* name;
+    Decoder decode;
+};
+// The forms of the decoder this CPU runs (the test is skipped where it runs none).
+std::vector<Form> forms_here() {
+    std::vector<Form> forms;
+    if (rans_order1_avx512_available()) forms.push_back({"avx512", rans_order1_decode_avx512});
+    if (rans_order1_avx2_available()) forms.push_back({"avx2", rans_order1_decode_avx2});
+    if (forms.empty()) stztest::skip_test("no AVX2 here: statezip's order-1 decoder is not used");
+    return forms;
+}
+
 // Decodes the kernel part into a buffer of exactly `n` bytes (so that AddressSanitizer sees a write
 // past it); empty if the decoder refused the stream.
-std::vector<uint8_t> ours(const Bytes& stream, size_t at, size_t n) {
+std::vector<uint8_t> ours(Decoder decode, const Bytes& stream, size_t at, size_t n) {
     std::vector<uint8_t> kernel(stream.begin() + static_cast<std::ptrdiff_t>(at), stream.end());
     std::vector<uint8_t> out(n);
-    if (!rans_order1_decode(kernel.data(), static_cast<unsigned>(kernel.size()), out.data(), static_cast<unsigned>(n)))
-        return {};
+    if (!decode(kernel.data(), static_cast<unsigned>(kernel.size()), out.data(), static_cast<unsigned>(n))) return {};
     return out;
 }
 
@@ -91,7 +104,7 @@ TEST_CASE(
     "rans order-1: statezip's decoder reads every stream htscodecs "
     "writes, byte for byte",
     "[entropy]") {
-    if (!rans_order1_decoder_available()) stztest::skip_test("no AVX-512 here: statezip's order-1 decoder is not used");
+    const std::vector<Form> decoders = forms_here();
     rans_init_cpu_once();
     std::set<int> forms;  // table shift << 1 | packed
     uint64_t seed = 1;
@@ -110,16 +123,19 @@ TEST_CASE(
             REQUIRE(rans_uncompress_to_4x16(const_cast<uint8_t*>(stream.data()), static_cast<unsigned>(stream.size()),
                                             reference.data(), &got) != nullptr);
             REQUIRE(reference == in);
-            const std::vector<uint8_t> out = ours(stream, at, n);
-            REQUIRE(out.size() == n);
-            CHECK(std::equal(out.begin(), out.end(), in.begin()));
+            for (const Form& d : decoders) {
+                INFO(d.name);
+                const std::vector<uint8_t> out = ours(d.decode, stream, at, n);
+                REQUIRE(out.size() == n);
+                CHECK(std::equal(out.begin(), out.end(), in.begin()));
+            }
         }
     // Both table precisions and both table forms were met (else the planes above need changing).
     CHECK(forms == std::set<int>{20, 21, 24, 25});
 }
 
 TEST_CASE("rans order-1: statezip's decoder refuses or contains damaged streams", "[entropy]") {
-    if (!rans_order1_decoder_available()) stztest::skip_test("no AVX-512 here: statezip's order-1 decoder is not used");
+    const std::vector<Form> decoders = forms_here();
     rans_init_cpu_once();
     std::mt19937_64 g(5);
     for (int kind : {1, 2, 6}) {
@@ -132,13 +148,18 @@ TEST_CASE("rans order-1: statezip's decoder refuses or contains damaged streams"
             for (int flips = 1 + static_cast<int>(g() % 4); flips > 0; --flips)
                 bad[at + g() % (bad.size() - at)] ^= static_cast<uint8_t>(1u << (g() % 8));
             if (round % 3 == 0) bad.resize(at + g() % (bad.size() - at));
-            (void)ours(bad, at,
-                       in.size());            // refused or garbage; AddressSanitizer checks the bounds
-            (void)ours(bad, at, g() % 3000);  // and a size the stream does not hold
+            const size_t other_size = g() % 3000;
+            for (const Form& d : decoders) {
+                (void)ours(d.decode, bad, at, in.size());  // refused or garbage; AddressSanitizer checks the bounds
+                (void)ours(d.decode, bad, at, other_size);  // and a size the stream does not hold
+            }
         }
         // Nothing of a damaged stream's tables reaches the next stream's bytes.
-        const std::vector<uint8_t> out = ours(stream, at, in.size());
-        REQUIRE(out.size() == in.size());
-        CHECK(std::equal(out.begin(), out.end(), in.begin()));
+        for (const Form& d : decoders) {
+            INFO(d.name);
+            const std::vector<uint8_t> out = ours(d.decode, stream, at, in.size());
+            REQUIRE(out.size() == in.size());
+            CHECK(std::equal(out.begin(), out.end(), in.begin()));
+        }
     }
 }

@@ -51,8 +51,9 @@ struct KernelPair {
 };
 // statezip's order-1 decoder builds its tables at a fraction of the library's cost, and its
 // loop runs up to 10 % slower than the library's on planes of megabytes (best of 30, the same
-// streams: 0.1 MB 1.6-2.4x the library's speed, 0.25-0.6 MB 1.05-2x, 1 MB 1.0-1.3x, 1.5 MB
-// 0.9-1.0x, 4 MB 0.87x): below this size it decodes, above the library does.
+// streams, AVX-512: 0.1 MB 1.5-2.4x the library's speed, 0.25 MB 1.15-1.9x, 1 MB 0.9-1.2x,
+// 1.5 MB 0.9-1.0x, 4 MB 0.87x; AVX2 against the library's AVX2 decoder: 0.1 MB 1.4-2.1x,
+// 0.25 MB 1.1-1.8x, 1 MB 0.9-1.1x): below this size it decodes, above the library does.
 constexpr unsigned kSmallDecodeBytes = 1u << 20;
 struct KernelSet {
     KernelPair order[2];
@@ -80,13 +81,16 @@ KernelSet kernels_for(int mask) {
         if (!avx2_order0_encoder) k.order[0].encode = rans_compress_O0_32x16_avx512;
         k.order[1].encode = rans_compress_O1_32x16_avx512;
     }
-    if (avx2 && (mask & RANS_CPU_DEC_AVX2))
+    if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;
+        if (rans_order1_avx2_available()) k.order[1].decode_small = rans_order1_decode_avx2;
+    }
     if (avx512 && (mask & RANS_CPU_DEC_AVX512))
         k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
-    // Order 1 of small planes by statezip's own decoder where AVX-512 decoding is allowed: the
-    // same bytes (rans_order1_decoder.cpp).
-    if (avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order1_decoder_available()) k.order[1].decode_small = rans_order1_decode;
+    // Order 1 of small planes by statezip's own decoder, in the widest form allowed: the same
+    // bytes (rans_order1_decoder.cpp).
+    if (avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order1_avx512_available())
+        k.order[1].decode_small = rans_order1_decode_avx512;
     return k;
 }
 

@@ -1,6 +1,6 @@
 // An order-1 decoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
-// used for small planes instead of the library's AVX-512 one: every stream decodes to the same
-// bytes, and the set-up costs a fraction.
+// used for small planes instead of the library's AVX-512 and AVX2 ones: every stream decodes to
+// the same bytes, and the set-up costs a fraction.
 //
 // Why: htscodecs rebuilds, on every call, a 32-bit entry for each of the 4,096 (or 1,024) slots
 // of every context, one slot at a time, after walking each context's 256 possible symbols
@@ -8,9 +8,10 @@
 // planes, quant planes of small models), where that set-up was 70 % of the library's decoding
 // time (perf annotate, a 175 KB quant plane of a trained q8_0 cache: 630 us a call, 278 MB/s),
 // and order-1 decoding a third of the default's decompression of the corpus. Here each
-// context's frequencies are read once, over the symbols present only, and its slots filled
-// sixteen at a time; the lanes then decode as in the library (sixteen lanes a gather) into a
-// buffer in step order, which one transposition turns into the lanes' runs.
+// context's frequencies are read once, over the symbols present only, and its slots filled a
+// vector at a time; the lanes then decode as in the library (sixteen lanes a gather with
+// AVX-512, eight with AVX2: rans_order1_steps.cpp) into a buffer in step order, which one
+// transposition turns into the lanes' runs.
 //
 // The stream, as htscodecs writes it (its rANS_static32x16pr.c; the CRAM 3.1 codecs):
 //   u8      table shift (10 or 12) << 4 | 1 if the frequency table is packed
@@ -27,18 +28,12 @@
 // ends the list.
 #include "rans_order1_decoder.hpp"
 
-// GCC 12's AVX-512 intrinsics start some vectors from an undefined value, which its
-// -Wmaybe-uninitialized reports in every function that inlines them (a known false positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-
 #include <array>
 #include <cstring>
 #include <memory>
 
 #include "byte_transpose.hpp"
+#include "rans_order1_lanes.hpp"
 
 extern "C" {
 __attribute__((weak)) unsigned char* rans_uncompress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
@@ -48,8 +43,9 @@ __attribute__((weak)) unsigned char* rans_uncompress_O0_4x16(unsigned char*, uns
 namespace stz {
 namespace {
 
-constexpr int kLanes = 32;
-constexpr uint32_t kStateLow = 1u << 15;  // a state below this takes the next 16-bit word
+using order1::kLanes;
+using order1::kStateLow;
+using order1::LaneStates;
 constexpr int kMaxShift = 12;
 // A packed table larger than this is no table the library writes (256 contexts x 256 frequencies of
 // at most two bytes, plus the symbol list: about 130 KB).
@@ -98,26 +94,14 @@ bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<uint8_t,
 // undefined read.
 uint32_t* slot_table() {
     thread_local std::unique_ptr<uint32_t[]> table;
-    if (!table) table.reset(new uint32_t[256u << kMaxShift]());
+    if (!table) table.reset(new uint32_t[(256u << kMaxShift) + order1::kFillOverrun]());
     return table.get();
-}
-
-__attribute__((target("avx512f"), always_inline)) inline void fill_slots(uint32_t* slot, uint32_t freq, uint32_t sym,
-                                                                         int shift) {
-    const __m512i step = _mm512_set1_epi32(16 << 8);
-    __m512i e =
-        _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>((freq - 1) << (shift + 8) | sym)),
-                         _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 8));
-    uint32_t y = 0;
-    for (; y + 16 <= freq; y += 16, e = _mm512_add_epi32(e, step)) _mm512_storeu_si512(slot + y, e);
-    if (y < freq) _mm512_mask_storeu_epi32(slot + y, static_cast<__mmask16>((1u << (freq - y)) - 1), e);
 }
 
 // One context's frequencies over the symbols present, scaled to 1 << shift, into its row: read into
 // a list of the symbols that have one (a run of zeros skipped whole), then the slots filled.
-__attribute__((target("avx512f"))) bool read_context(const uint8_t*& p, const uint8_t* end,
-                                                     const std::array<uint8_t, 256>& symbols, int n_symbols, int shift,
-                                                     uint32_t* row) {
+bool read_context(const uint8_t*& p, const uint8_t* end, const std::array<uint8_t, 256>& symbols, int n_symbols,
+                  int shift, uint32_t* row, order1::FillFn fill) {
     if (p >= end) return false;
     std::array<uint8_t, 256> sym;
     std::array<uint32_t, 256> freq;
@@ -145,99 +129,54 @@ __attribute__((target("avx512f"))) bool read_context(const uint8_t*& p, const ui
     while ((total << scale) < total_max) ++scale;
     uint32_t at = 0;
     for (int i = 0; i < k; ++i) {
-        const uint32_t f = freq[i] << scale;
-        if (f > total_max - at) return false;
-        fill_slots(row + at, f, sym[i], shift);
-        at += f;
+        freq[i] <<= scale;
+        if (freq[i] > total_max - at) return false;
+        at += freq[i];
     }
-    return at == total_max;
+    if (at != total_max) return false;
+    fill(row, sym.data(), freq.data(), k, shift);
+    return true;
 }
 
-__attribute__((target("avx512f"))) bool read_table(const uint8_t*& p, const uint8_t* end, int shift, uint32_t* table) {
+bool read_table(const uint8_t*& p, const uint8_t* end, int shift, uint32_t* table, order1::FillFn fill) {
     std::array<uint8_t, 256> symbols;
     int n_symbols = 0;
     if (!read_symbol_list(p, end, symbols, n_symbols)) return false;
     for (int i = 0; i < n_symbols; ++i)
-        if (!read_context(p, end, symbols, n_symbols, shift, table + (size_t(symbols[i]) << shift))) return false;
+        if (!read_context(p, end, symbols, n_symbols, shift, table + (size_t(symbols[i]) << shift), fill)) return false;
     return true;
 }
 
-struct LaneStates {
-    alignas(64) uint32_t state[kLanes];
-    alignas(64) uint32_t context[kLanes];
-};
-
 template <int Shift>
-inline uint8_t decode_one(const uint32_t* table, uint32_t& state, uint32_t& context, const uint8_t*& p,
-                          const uint8_t* end) {
-    constexpr uint32_t mask = (1u << Shift) - 1;
-    const uint32_t e = table[(context << Shift) + (state & mask)];
-    state = ((e >> (Shift + 8)) + 1) * (state >> Shift) + ((e >> 8) & mask);
-    if (state < kStateLow && end - p >= 2) state = state << 16 | uint32_t(p[0]) | uint32_t(p[1]) << 8, p += 2;
-    return static_cast<uint8_t>(context = e & 0xff);
-}
-
-// One step of sixteen lanes: each lane's slot entry by one gather, its symbol (the next
-// context), its new state, a 16-bit word for each state that fell below kStateLow (in lane order
-// from `p`).
-template <int Shift>
-__attribute__((target("avx512f,popcnt"), always_inline)) inline __m512i step16(const uint32_t* table, __m512i& state,
-                                                                               __m512i& context, const uint8_t*& p) {
-    const __m512i mask = _mm512_set1_epi32((1 << Shift) - 1);
-    const __m512i slot = _mm512_add_epi32(_mm512_slli_epi32(context, Shift), _mm512_and_si512(state, mask));
-    const __m512i e = _mm512_i32gather_epi32(slot, table, 4);
-    const __m512i freq = _mm512_add_epi32(_mm512_srli_epi32(e, Shift + 8), _mm512_set1_epi32(1));
-    const __m512i offset = _mm512_and_si512(_mm512_srli_epi32(e, 8), mask);
-    context = _mm512_and_si512(e, _mm512_set1_epi32(0xff));
-    state = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_srli_epi32(state, Shift), freq), offset);
-    const __mmask16 renorm = _mm512_cmplt_epu32_mask(state, _mm512_set1_epi32(kStateLow));
-    const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    p += 2 * __builtin_popcount(renorm);
-    state = _mm512_or_si512(_mm512_mask_slli_epi32(state, renorm, state, 16), _mm512_maskz_expand_epi32(renorm, words));
-    return context;
-}
-
-// Steps [0, steps) of all lanes, symbols in step order into `by_step` (32 a step): sixteen lanes a
-// vector while 64 bytes of words remain (a step takes at most 32 words), then one by one.
-template <int Shift>
-__attribute__((target("avx512f,popcnt"))) void decode_steps(const uint32_t* table, LaneStates& s, size_t steps,
-                                                            uint8_t* by_step, const uint8_t*& in, const uint8_t* end) {
-    __m512i state0 = _mm512_load_si512(s.state), state1 = _mm512_load_si512(s.state + 16);
-    __m512i context0 = _mm512_load_si512(s.context), context1 = _mm512_load_si512(s.context + 16);
-    const uint8_t* p = in;  // a local: stores through by_step cannot alias it
-    size_t i = 0;
-    for (; i < steps && end - p >= 64; ++i) {
-        const __m512i sym0 = step16<Shift>(table, state0, context0, p);
-        const __m512i sym1 = step16<Shift>(table, state1, context1, p);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(by_step + i * kLanes), _mm512_cvtepi32_epi8(sym0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(by_step + i * kLanes + 16), _mm512_cvtepi32_epi8(sym1));
-    }
-    _mm512_store_si512(s.state, state0), _mm512_store_si512(s.state + 16, state1);
-    _mm512_store_si512(s.context, context0), _mm512_store_si512(s.context + 16, context1);
-    for (; i < steps; ++i)
-        for (int z = 0; z < kLanes; ++z)
-            by_step[i * kLanes + z] = decode_one<Shift>(table, s.state[z], s.context[z], p, end);
-    in = p;
-}
-
-template <int Shift>
-void decode_lanes(const uint32_t* table, LaneStates& s, uint8_t* out, size_t n, const uint8_t* p, const uint8_t* end) {
+void decode_lanes(order1::StepsFn steps_fn, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
+                  const uint8_t* p, const uint8_t* end) {
     const size_t steps = n / kLanes;
     Bytes by_step(steps * kLanes);  // not zero-filled; large ones are kept blocks (large_buffers.hpp)
-    decode_steps<Shift>(table, s, steps, by_step.data(), p, end);
+    steps_fn(table, s, steps, by_step.data(), p, end);
     transpose_bytes<true>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
     for (size_t i = kLanes * steps; i < n; ++i)
-        out[i] = decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end);
+        out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end);
 }
 
-}  // namespace
-
-bool rans_order1_decoder_available() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
+// The frequency table (packed or not) into `table`; `p` then at the states. False if malformed.
+bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packed, uint32_t* table,
+                    order1::FillFn fill) {
+    if (!packed) return read_table(p, end, shift, table, fill);
+    uint32_t table_bytes = 0, packed_bytes = 0;
+    if (!get_uint7(p, end, table_bytes) || !get_uint7(p, end, packed_bytes)) return false;
+    if (table_bytes > kMaxTableBytes || end - p <= 16 || packed_bytes >= size_t(end - p) - 16) return false;
+    Bytes unpacked(table_bytes + 64);  // the library's order-0 decoder may write a little past
+    if (!table_bytes || !rans_uncompress_O0_4x16 ||
+        !rans_uncompress_O0_4x16(const_cast<uint8_t*>(p), packed_bytes, unpacked.data(), table_bytes))
+        return false;
+    const uint8_t* t = unpacked.data();
+    if (!read_table(t, t + table_bytes, shift, table, fill)) return false;
+    p += packed_bytes;
+    return true;
 }
 
-unsigned char* rans_order1_decode(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {
+template <order1::FillFn Fill, order1::StepsFn Steps10, order1::StepsFn Steps12>
+unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {
     if (in_size < 4 * kLanes) return nullptr;
     const uint8_t* p = in;
     const uint8_t* const end = in + in_size;
@@ -245,32 +184,36 @@ unsigned char* rans_order1_decode(unsigned char* in, unsigned int in_size, unsig
     const bool packed = *p++ & 1;
     if (shift != 10 && shift != kMaxShift) return nullptr;
     uint32_t* const table = slot_table();
-    if (packed) {
-        uint32_t table_bytes = 0, packed_bytes = 0;
-        if (!get_uint7(p, end, table_bytes) || !get_uint7(p, end, packed_bytes)) return nullptr;
-        if (table_bytes > kMaxTableBytes || end - p <= 16 || packed_bytes >= size_t(end - p) - 16) return nullptr;
-        Bytes unpacked(table_bytes + 64);  // the library's order-0 decoder may write a little past
-        if (!table_bytes || !rans_uncompress_O0_4x16 ||
-            !rans_uncompress_O0_4x16(const_cast<uint8_t*>(p), packed_bytes, unpacked.data(), table_bytes))
-            return nullptr;
-        const uint8_t* t = unpacked.data();
-        if (!read_table(t, t + table_bytes, shift, table)) return nullptr;
-        p += packed_bytes;
-    } else if (!read_table(p, end, shift, table)) {
-        return nullptr;
-    }
-    if (end - p < 4 * kLanes) return nullptr;
+    if (!read_any_table(p, end, shift, packed, table, Fill) || end - p < 4 * kLanes) return nullptr;
     LaneStates s;
     for (int z = 0; z < kLanes; ++z, p += 4) {
         s.state[z] = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
         s.context[z] = 0;
         if (s.state[z] < kStateLow) return nullptr;
     }
-    if (shift == kMaxShift)
-        decode_lanes<kMaxShift>(table, s, out, out_size, p, end);
-    else
-        decode_lanes<10>(table, s, out, out_size, p, end);
+    if (shift == kMaxShift) decode_lanes<kMaxShift>(Steps12, table, s, out, out_size, p, end);
+    else decode_lanes<10>(Steps10, table, s, out, out_size, p, end);
     return out;
+}
+
+}  // namespace
+
+bool rans_order1_avx512_available() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
+}
+bool rans_order1_avx2_available() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
+}
+
+unsigned char* rans_order1_decode_avx512(unsigned char* in, unsigned int in_size, unsigned char* out,
+                                         unsigned int out_size) {
+    return decode<order1::fill_row_avx512, order1::steps_avx512<10>, order1::steps_avx512<12>>(in, in_size, out, out_size);
+}
+unsigned char* rans_order1_decode_avx2(unsigned char* in, unsigned int in_size, unsigned char* out,
+                                       unsigned int out_size) {
+    return decode<order1::fill_row_avx2, order1::steps_avx2<10>, order1::steps_avx2<12>>(in, in_size, out, out_size);
 }
 
 }  // namespace stz

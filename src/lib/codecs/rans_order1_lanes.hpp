@@ -1,0 +1,57 @@
+// The 32 lanes of an order-1 X32 rANS stream (rans_order1_decoder.cpp): their states, a symbol
+// decoded one lane at a time, and the SIMD steps per instruction set (rans_order1_steps.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace stz::order1 {
+
+constexpr int kLanes = 32;
+constexpr uint32_t kStateLow = 1u << 15;  // a state below this takes the next 16-bit word
+
+struct LaneStates {
+    alignas(64) uint32_t state[kLanes];
+    alignas(64) uint32_t context[kLanes];  // the lane's previous symbol
+};
+
+// Slot entries of `table` (256 rows of 1 << Shift): (frequency - 1) << (Shift + 8) | the slot's
+// offset within its symbol << 8 | the symbol. A word is taken only while two bytes remain before
+// `end` (as htscodecs' decoders do near the end of a stream).
+template <int Shift>
+inline uint8_t decode_one(const uint32_t* table, uint32_t& state, uint32_t& context, const uint8_t*& p,
+                          const uint8_t* end) {
+    constexpr uint32_t mask = (1u << Shift) - 1;
+    const uint32_t e = table[(context << Shift) + (state & mask)];
+    state = ((e >> (Shift + 8)) + 1) * (state >> Shift) + ((e >> 8) & mask);
+    if (state < kStateLow && end - p >= 2) state = state << 16 | uint32_t(p[0]) | uint32_t(p[1]) << 8, p += 2;
+    return static_cast<uint8_t>(context = e & 0xff);
+}
+
+// One context's row of slots: symbol sym[i] takes the next freq[i] slots, from the row's start
+// (the frequencies checked to sum to 1 << shift). Sixteen entries a store.
+using FillFn = void (*)(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift);
+__attribute__((target("avx512f"))) void fill_row_avx512(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
+                                                        int shift);
+// Eight entries a store, the last of a symbol's running up to 7 entries past its slots (into
+// the next symbol's, filled after it, or past the row: the table keeps kFillOverrun entries
+// after its last row).
+__attribute__((target("avx2"))) void fill_row_avx2(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
+                                                   int shift);
+constexpr size_t kFillOverrun = 8;
+
+// Steps [0, steps) of all lanes, the symbols in step order into `by_step` (32 a step): vectors
+// of lanes while 64 bytes of words remain before `end` (a step takes at most 32 words), then
+// one lane at a time. `p` is left after the words taken.
+using StepsFn = void (*)(const uint32_t* table, LaneStates& s, size_t steps, uint8_t* by_step, const uint8_t*& p,
+                         const uint8_t* end);
+// (The target attributes belong to the declarations too: GCC takes a definition whose target
+// differs from its declaration's for another version of the function.)
+template <int Shift>
+__attribute__((target("avx512f,popcnt"))) void steps_avx512(const uint32_t* table, LaneStates& s, size_t steps,
+                                                            uint8_t* by_step, const uint8_t*& p, const uint8_t* end);
+template <int Shift>
+__attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, LaneStates& s, size_t steps,
+                                                       uint8_t* by_step, const uint8_t*& p, const uint8_t* end);
+
+}  // namespace stz::order1
