@@ -10,6 +10,7 @@
 // without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
 #include "rans_codec.hpp"
 #include "rans_order1_decoder.hpp"
+#include "uint7.hpp"
 
 #include <htscodecs/rANS_static4x16.h>
 
@@ -40,7 +41,6 @@ namespace {
 
 // Below this the wrapper writes scalar 4x16 streams (it drops RANS_ORDER_X32), not X32 ones.
 constexpr unsigned kMinX32 = 1001;
-constexpr int kMaxSizeBytes = 5;  // a 32-bit size in 7-bit groups
 
 // The kernels for one order: encode and decode, or null for "use the wrapper"; decode_small,
 // where set, decodes outputs of up to kSmallDecodeBytes instead.
@@ -115,24 +115,6 @@ const KernelSet& kernels() {
     return *k;
 }
 
-unsigned put_size(uint8_t* out, unsigned v) {
-    unsigned n = 0;
-    for (int shift = 28; shift > 0; shift -= 7)
-        if (v >> shift || n) out[n++] = static_cast<uint8_t>(((v >> shift) & 0x7f) | 0x80);
-    out[n++] = static_cast<uint8_t>(v & 0x7f);
-    return n;
-}
-
-// The size's bytes (0 if malformed or over kMaxSizeBytes), its value in `v`.
-unsigned get_size(const uint8_t* in, unsigned in_size, unsigned& v) {
-    uint64_t value = 0;
-    for (unsigned n = 0; n < in_size && n < kMaxSizeBytes; ++n) {
-        value = value << 7 | (in[n] & 0x7f);
-        if (!(in[n] & 0x80)) return value >> 32 ? 0 : (v = static_cast<unsigned>(value), n + 1);
-    }
-    return 0;
-}
-
 }  // namespace
 
 void rans_select_cpu(int mask) {
@@ -142,10 +124,10 @@ void rans_select_cpu(int mask) {
 
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags) {
     const KernelPair& k = kernels().order[flags & 1];
-    if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxSizeBytes)
+    if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxUint7Bytes)
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
     out[0] = static_cast<uint8_t>(flags);
-    const unsigned header = 1 + put_size(out + 1, n);
+    const unsigned header = 1 + put_uint7(out + 1, n);
     unsigned body = *out_size - header;
     if (!k.encode(in, n, out + header, &body) || body >= n) return false;
     *out_size = header + body;
@@ -156,7 +138,7 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
     unsigned size = 0, size_bytes = 0;
     const int flags = in_size ? in[0] : -1;
     const KernelPair* k = flags == RANS_ORDER_X32 || flags == (RANS_ORDER_X32 | 1) ? &kernels().order[flags & 1] : nullptr;
-    if (k && k->decode) size_bytes = get_size(in + 1, in_size - 1, size);
+    if (k && k->decode) size_bytes = get_uint7(in + 1, in_size - 1, size);
     if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) {
         unsigned got = out_size;
         return rans_uncompress_to_4x16(in, in_size, out, &got) == out && got == out_size;

@@ -22,18 +22,17 @@
 //   states  32 u32, little-endian; then the 16-bit words the states take in turn, lane by
 //           lane, step by step
 // Lane z decodes out[z * (n / 32) ...] for n / 32 bytes, lane 31 then the n % 32 bytes left at
-// the end; every lane's first context is 0. uint7: 7 bits a byte, the most significant first,
-// the top bit set on all but the last. Symbol list: the first symbol, then each next one, where
-// a symbol one above the one before is followed by a count of further consecutive symbols; a 0
-// ends the list.
+// the end; every lane's first context is 0. uint7: uint7.hpp. Symbol list: the first symbol,
+// then each next one, where a symbol one above the one before is followed by a count of further
+// consecutive symbols; a 0 ends the list.
 #include "rans_order1_decoder.hpp"
 
 #include <array>
-#include <cstring>
 #include <memory>
 
 #include "byte_transpose.hpp"
 #include "rans_order1_lanes.hpp"
+#include "uint7.hpp"
 
 extern "C" {
 __attribute__((weak)) unsigned char* rans_uncompress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
@@ -51,14 +50,11 @@ constexpr int kMaxShift = 12;
 // at most two bytes, plus the symbol list: about 130 KB).
 constexpr uint32_t kMaxTableBytes = 1u << 20;
 
-bool get_uint7(const uint8_t*& p, const uint8_t* end, uint32_t& v) {
-    uint32_t x = 0;
-    for (int n = 0; n < 5 && p < end; ++n) {
-        const uint8_t c = *p++;
-        x = x << 7 | (c & 0x7f);
-        if (!(c & 0x80)) return v = x, true;
-    }
-    return false;
+// A uint7 at `p` (uint7.hpp), `p` moved past it.
+bool read_uint7(const uint8_t*& p, const uint8_t* end, uint32_t& v) {
+    const unsigned n = get_uint7(p, static_cast<size_t>(end - p), v);
+    p += n;
+    return n != 0;
 }
 
 // The symbols in ascending order (a symbol listed twice counts once, as in the library).
@@ -112,7 +108,7 @@ bool read_context(const uint8_t*& p, const uint8_t* end, const std::array<uint8_
         uint32_t f = *p;
         if (f < 0x80) {
             ++p;
-        } else if (!get_uint7(p, end, f) || f > total_max) {
+        } else if (!read_uint7(p, end, f) || f > total_max) {
             return false;
         }
         if (f == 0) {
@@ -163,7 +159,7 @@ bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packe
                     order1::FillFn fill) {
     if (!packed) return read_table(p, end, shift, table, fill);
     uint32_t table_bytes = 0, packed_bytes = 0;
-    if (!get_uint7(p, end, table_bytes) || !get_uint7(p, end, packed_bytes)) return false;
+    if (!read_uint7(p, end, table_bytes) || !read_uint7(p, end, packed_bytes)) return false;
     if (table_bytes > kMaxTableBytes || end - p <= 16 || packed_bytes >= size_t(end - p) - 16) return false;
     Bytes unpacked(table_bytes + 64);  // the library's order-0 decoder may write a little past
     if (!table_bytes || !rans_uncompress_O0_4x16 ||
