@@ -36,9 +36,10 @@ __attribute__((target("avx512f,popcnt"), always_inline)) inline __m512i step16(c
 
 // For each mask of the eight lanes that take a word: the index of the word each such lane takes
 // (the set lanes below it), for a permute of the eight words loaded (AVX2 has no expand).
-const std::array<std::array<int32_t, 8>, 256>& word_spread() {
+using WordSpread = std::array<std::array<int32_t, 8>, 256>;
+const WordSpread& word_spread() {
     static const auto spread = [] {
-        std::array<std::array<int32_t, 8>, 256> t{};
+        WordSpread t{};
         for (int m = 0; m < 256; ++m)
             for (int lane = 0, k = 0; lane < 8; ++lane)
                 if (m >> lane & 1) t[m][lane] = k++;
@@ -50,7 +51,7 @@ const std::array<std::array<int32_t, 8>, 256>& word_spread() {
 template <int Shift>
 __attribute__((target("avx2,popcnt"), always_inline)) inline __m256i step8(const uint32_t* table, __m256i& state,
                                                                            __m256i& context, const uint8_t*& p,
-                                                                           const int32_t (*spread)[8]) {
+                                                                           const WordSpread& spread) {
     const __m256i mask = _mm256_set1_epi32((1 << Shift) - 1);
     const __m256i slot = _mm256_add_epi32(_mm256_slli_epi32(context, Shift), _mm256_and_si256(state, mask));
     const __m256i e = _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), slot, 4);
@@ -66,7 +67,7 @@ __attribute__((target("avx2,popcnt"), always_inline)) inline __m256i step8(const
     const __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     p += 2 * __builtin_popcount(static_cast<unsigned>(lanes));
     const __m256i taken =
-        _mm256_permutevar8x32_epi32(words, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(spread[lanes])));
+        _mm256_permutevar8x32_epi32(words, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(spread[lanes].data())));
     state = _mm256_blendv_epi8(state, _mm256_or_si256(_mm256_slli_epi32(state, 16), taken), renorm);
     return context;
 }
@@ -116,15 +117,15 @@ __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, La
         state[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(s.state + 8 * g));
         context[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(s.context + 8 * g));
     }
-    const int32_t(*spread_rows)[8] = reinterpret_cast<const int32_t(*)[8]>(word_spread().data()->data());
+    const WordSpread& spread = word_spread();
     const uint8_t* p = in;
     size_t i = 0;
     for (; i < steps && end - p >= 64; ++i) {  // the four groups written out: their states stay in registers
         uint8_t* row = by_step + i * kLanes;
-        store_low_bytes(row, step8<Shift>(table, state[0], context[0], p, spread_rows));
-        store_low_bytes(row + 8, step8<Shift>(table, state[1], context[1], p, spread_rows));
-        store_low_bytes(row + 16, step8<Shift>(table, state[2], context[2], p, spread_rows));
-        store_low_bytes(row + 24, step8<Shift>(table, state[3], context[3], p, spread_rows));
+        store_low_bytes(row, step8<Shift>(table, state[0], context[0], p, spread));
+        store_low_bytes(row + 8, step8<Shift>(table, state[1], context[1], p, spread));
+        store_low_bytes(row + 16, step8<Shift>(table, state[2], context[2], p, spread));
+        store_low_bytes(row + 24, step8<Shift>(table, state[3], context[3], p, spread));
     }
     for (int g = 0; g < 4; ++g) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(s.state + 8 * g), state[g]);
