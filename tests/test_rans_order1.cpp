@@ -12,68 +12,14 @@
 
 #include "codecs/rans_codec.hpp"
 #include "codecs/rans_order1_decoder.hpp"
+#include "rans_order1_util.hpp"
 #include "test_util.hpp"
 
 using namespace stz;
+using stztest::library_stream;
+using stztest::plane;
 
 namespace {
-
-// Planes of the shapes order 1 meets: few and many symbols, flat and skewed, chained values, a
-// context followed by one symbol only (its frequency is the whole table), quants.
-Bytes plane(int kind, size_t n, uint64_t seed) {
-    std::mt19937_64 g(seed);
-    Bytes b(n);
-    const int alphabet = 2 + static_cast<int>(g() % 255);
-    std::normal_distribution<double> quant(0, kind == 6 ? 3 : 30);
-    uint8_t prev = 0;
-    for (size_t i = 0; i < n; ++i) {
-        uint8_t v = 0;
-        switch (kind) {
-            case 0:
-                v = static_cast<uint8_t>(g() % alphabet);
-                break;
-            case 1:
-                v = static_cast<uint8_t>(prev + static_cast<int>(g() % 5) - 2);
-                break;
-            case 2:
-                v = g() % 100 < 97 ? 7 : static_cast<uint8_t>(g() % alphabet);
-                break;
-            case 3:
-                v = 42;
-                break;
-            case 4:
-                v = i % 2 ? 3 : 9;
-                break;
-            case 5:
-                v = static_cast<uint8_t>(prev * 7 + (g() % 100 < 90 ? 1 : g() % 256));
-                break;
-            default:
-                v = static_cast<uint8_t>(static_cast<int>(std::clamp(quant(g), -127.0, 127.0)));
-                break;
-        }
-        b[i] = prev = v;
-    }
-    return b;
-}
-
-// The library's stream of `in` (flags RANS_ORDER_X32 | 1), and where its kernel part starts (after
-// the flag byte and the size in 7-bit groups; the stream's end if the library wrote another form).
-Bytes library_stream(const Bytes& in, size_t& kernel_at) {
-    constexpr size_t pad = 64;
-    Bytes src(in.size() + 2 * pad);
-    std::copy(in.begin(), in.end(), src.begin() + pad);
-    const auto n = static_cast<unsigned>(in.size());
-    unsigned len = rans_compress_bound_4x16(n, RANS_ORDER_X32 | 1);
-    Bytes out(len + pad);
-    REQUIRE(rans_compress_to_4x16(src.data() + pad, n, out.data(), &len, RANS_ORDER_X32 | 1) != nullptr);
-    out.resize(len);
-    kernel_at = out.size();  // another form (stored: RANS_ORDER_CAT): no kernel part
-    if (out[0] != (RANS_ORDER_X32 | 1)) return out;
-    kernel_at = 1;
-    while (kernel_at < out.size() && (out[kernel_at] & 0x80)) ++kernel_at;
-    ++kernel_at;
-    return out;
-}
 
 using Decoder = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int);
 struct Form {

@@ -1,0 +1,418 @@
+// An order-1 encoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
+// writing the same bytes as the library's rans_compress_O1_32x16* at a fraction of their set-up.
+//
+// Why: on every call the library zeroes and sums a 256 x 256 table of pair counts, normalises
+// and writes every context's frequencies walking all 256 symbols of each, and builds a 16-byte
+// coding entry for every one of the 65,536 (context, symbol) pairs whether they occur or not:
+// about 1 ms before its first symbol on a 30 KB plane of many-symbol contexts, and the default
+// preset codes order 1 on planes of 0.02-1 MB (exponent planes, quant planes of small models).
+// Here the pair counts are kept zero between calls and only the rows used are cleared, only the
+// symbols present are normalised, and only the pairs present get an entry; the lanes then code
+// sixteen at a time from a step-major copy of the input.
+//
+// Identical bytes, because the library is the reference: the table precision (10 or 12 bits)
+// comes from the library's own rans_compute_shift (floating point; exported), packed tables
+// from its order-0 coder, and the normalisation below is the library's integer procedure step
+// for step (its normalise_freq, including its second pass and its fallback). The stream's
+// layout is described in rans_order1_decoder.cpp; the coder is the 16-bit-word rANS of
+// htscodecs' rANS_word.h (state in [2^15, 2^31), a word out when the state reaches
+// freq << (31 - shift), then state = (state / freq) << shift | (state % freq) + start).
+#include "rans_order1_encoder.hpp"
+
+#include <htscodecs/rANS_static4x16.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "../base/bytes.hpp"
+#include "byte_transpose.hpp"
+#include "uint7.hpp"
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsics start some vectors from an undefined value, which its
+// -Wmaybe-uninitialized (and, for the narrowing conversions, -Wuninitialized) reports in every
+// function that inlines them (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+#endif
+
+extern "C" {
+__attribute__((weak)) unsigned char* rans_compress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
+                                                           unsigned int*);
+}
+
+namespace stz {
+#if defined(__x86_64__)
+namespace {
+
+constexpr int kLanes = 32;
+constexpr uint32_t kStateLow = 1u << 15;
+constexpr int kShiftFast = 10, kShiftFull = 12;
+constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
+// The table's longest form: shift byte, symbol list (<= 2 bytes a symbol and its end), and 256
+// contexts of 256 frequencies of at most two uint7 bytes (<= 4096).
+constexpr size_t kMaxTableBytes = 1 + 2 * 256 + 1 + 256 * 256 * 2;
+
+// A pair's coding entry: bias (13 bits: start, plus (1 << shift) - 1 for a frequency of 1),
+// the reciprocal's shift (4 bits), the frequency (13 bits).
+constexpr uint32_t entry_of(uint32_t start, uint32_t freq, uint32_t rcp_shift, int shift) {
+    return (start + (freq == 1 ? (1u << shift) - 1 : 0)) | rcp_shift << 13 | freq << 17;
+}
+// Reciprocals per frequency (at most 1 << kShiftFull), as rANS_word.h's RansEncSymbolInit
+// computes them: state / freq == (state * rcp) >> (32 + rcp_shift) for every state below 2^31.
+struct Reciprocals {
+    std::array<uint32_t, (1u << kShiftFull) + 1> rcp{};
+    std::array<uint8_t, (1u << kShiftFull) + 1> shift{};
+    Reciprocals() {
+        rcp[1] = ~0u;
+        for (uint32_t f = 2; f <= (1u << kShiftFull); ++f) {
+            uint32_t s = 0;
+            while (f > (1u << s)) ++s;
+            rcp[f] = static_cast<uint32_t>(((uint64_t(1) << (s + 31)) + f - 1) / f);
+            shift[f] = static_cast<uint8_t>(s - 1);
+        }
+    }
+};
+const Reciprocals& reciprocals() {
+    static const Reciprocals r;
+    return r;
+}
+
+// Per thread, reused: pair counts (all zero between calls), each context's nonzero counts as a
+// list (ascending symbols; 16 entries of slack for whole-vector stores), coding entries (only
+// the pairs of the current input are meaningful), the table.
+struct Scratch {
+    alignas(64) uint32_t pairs[256][256];
+    alignas(64) uint32_t entry[256 * 256];
+    alignas(64) uint32_t freq[256 * 256 + 16];
+    uint8_t symbol[256 * 256 + 16];
+    uint32_t list_start[257];
+    std::array<uint8_t, kMaxTableBytes> table;
+};
+Scratch& scratch() {
+    thread_local std::unique_ptr<Scratch> s(new Scratch());  // value-initialised: zero counts
+    return *s;
+}
+
+// The pairs the library's encoder counts: (previous byte, byte) over the whole input with 0
+// before the first, and each lane's first byte once more after 0.
+void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
+    uint8_t prev = 0;
+    for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
+    for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (n / kLanes)]];
+}
+
+// Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
+// counts a compare.
+__attribute__((target("avx512f,popcnt"))) uint32_t list_row(const uint32_t* row, uint32_t* freq, uint8_t* symbol,
+                                                             uint32_t k) {
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int j = 0; j < 256; j += 16) {
+        const __m512i v = _mm512_loadu_si512(row + j);
+        const __mmask16 nonzero = _mm512_test_epi32_mask(v, v);
+        _mm512_storeu_si512(freq + k, _mm512_maskz_compress_epi32(nonzero, v));
+        const __m512i sym = _mm512_add_epi32(iota, _mm512_set1_epi32(j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(symbol + k), _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(nonzero, sym)));
+        k += static_cast<uint32_t>(__builtin_popcount(nonzero));
+    }
+    return k;
+}
+
+// Every context's list (Scratch::freq, symbol, list_start) and the library's totals: per
+// context its pairs, plus one for the last byte's value.
+void list_contexts(Scratch& s, uint8_t last, uint32_t* totals) {
+    uint32_t k = 0;
+    for (int c = 0; c < 256; ++c) {
+        s.list_start[c] = k;
+        k = list_row(s.pairs[c], s.freq, s.symbol, k);
+        uint32_t total = c == last;
+        for (uint32_t i = s.list_start[c]; i < k; ++i) total += s.freq[i];
+        totals[c] = total;
+    }
+    s.list_start[256] = k;
+}
+
+// htscodecs' fast_log: a linear approximation of the natural log from a double's bits.
+inline double fast_log(double a) {
+    return static_cast<double>(std::bit_cast<int64_t>(a) - 4606921278410026770LL) * 1.539095918623324e-16;
+}
+
+// htscodecs' rans_compute_shift over the lists: its estimate of the cost of 10- and 12-bit
+// tables (each context's entropy at both precisions, plus a guess at the table's bytes), and
+// per context the power of two its counts are normalised to (`scaled_max`). The same floating
+// point operations in the same order, so the same choice; x / f > m is taken as x >= (m + 1) * f.
+int choose_shift(const Scratch& s, const uint32_t* totals, uint32_t* scaled_max) {
+    double e10 = 0, e12 = 0;
+    uint32_t max_total = 0;
+    for (int c = 0; c < 256; ++c) {
+        if (!totals[c]) continue;
+        uint32_t max_val = std::bit_ceil(totals[c]);
+        const uint32_t begin = s.list_start[c], end = s.list_start[c + 1];
+        int bumped10 = 0, bumped12 = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            bumped10 += uint64_t(max_val) >= uint64_t((1u << kShiftFast) + 1) * s.freq[i];
+            bumped12 += uint64_t(max_val) >= uint64_t((1u << kShiftFull) + 1) * s.freq[i];
+        }
+        const double l10 = std::log(static_cast<double>((1 << kShiftFast) + bumped10));
+        const double l12 = std::log(static_cast<double>((1 << kShiftFull) + bumped12));
+        const double t_full = static_cast<double>(1 << kShiftFull) / totals[c];
+        const double t_fast = static_cast<double>(1 << kShiftFast) / totals[c];
+        for (uint32_t i = begin; i < end; ++i) {
+            const double f = s.freq[i], fast = f * t_fast, full = f * t_full;
+            e10 -= f * (fast_log(fast > 1 ? fast : 1) - l10);
+            e12 -= f * (fast_log(full > 1 ? full : 1) - l12);
+            e10 += 1.3;
+            e12 += 4.7;
+        }
+        if (end - begin < 64 && max_val > 128) max_val /= 2;
+        if (max_val > 1024) max_val /= 2;
+        if (max_val > (1u << kShiftFull)) max_val = 1u << kShiftFull;
+        scaled_max[c] = max_val;
+        if (max_total < max_val) max_total = max_val;
+    }
+    return e10 / e12 < 1.01 || max_total <= (1u << kShiftFast) ? kShiftFast : kShiftFull;
+}
+
+// htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
+uint8_t* put_symbol_list(uint8_t* p, const bool* present) {
+    for (int j = 0, run = 0; j < 256; ++j) {
+        if (!present[j]) continue;
+        if (run) { --run; continue; }
+        *p++ = static_cast<uint8_t>(j);
+        if (j && present[j - 1]) {
+            int end = j + 1;
+            while (end < 256 && present[end]) ++end;
+            run = end - (j + 1);
+            *p++ = static_cast<uint8_t>(run);
+        }
+    }
+    *p++ = 0;
+    return p;
+}
+
+// htscodecs' normalise_freq over one context's nonzero counts (f, ascending symbols; none for a
+// context that only ends the input, which then gets all of `total` on symbol 0): scaled to sum
+// to `total`, the remainder put on (or, within limits, taken from) the largest; once more from
+// the scaled counts if that fails, then taken from every count of 2 or more in turn.
+void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t total) {
+    if (k == 0) { sym[0] = 0, f[0] = total, k = 1; return; }
+    for (int pass = 0;; ++pass) {
+        const uint64_t tr = (uint64_t(total) << 31) / size + (1u << 30) / size;
+        uint32_t largest = 0, sum = 0, at = 0;
+        for (uint32_t i = 0; i < k; ++i) {
+            if (largest < f[i]) largest = f[i], at = i;
+            f[i] = static_cast<uint32_t>((f[i] * tr) >> 31);
+            if (!f[i]) f[i] = 1;
+            sum += f[i];
+        }
+        int adjust = static_cast<int>(total - sum);
+        if (adjust >= 0) { f[at] += adjust; return; }
+        if (f[at] > uint32_t(-adjust) && (pass == 1 || f[at] / 2 >= uint32_t(-adjust))) { f[at] += adjust; return; }
+        if (pass == 0) { size = sum; continue; }
+        adjust += f[at] - 1, f[at] = 1;
+        for (uint32_t i = 0; adjust && i < k; ++i) {
+            if (f[i] < 2) continue;
+            if (f[i] > uint32_t(-adjust)) f[i] += adjust, adjust = 0;
+            else adjust += f[i] - 1, f[i] = 1;
+        }
+        return;
+    }
+}
+
+// One context's frequencies over the alphabet (uint7 each; a run of zeros as 0, run - 1), from
+// its nonzero ones and the alphabet position of each symbol.
+uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t k, const uint8_t* rank,
+                     int alphabet_size) {
+    int next = 0;  // the alphabet position written next
+    for (uint32_t i = 0; i < k; ++i) {
+        if (const int zeros = rank[sym[i]] - next) *p++ = 0, *p++ = static_cast<uint8_t>(zeros - 1);
+        p += put_uint7(p, f[i]);
+        next = rank[sym[i]] + 1;
+    }
+    if (const int zeros = alphabet_size - next) *p++ = 0, *p++ = static_cast<uint8_t>(zeros - 1);
+    return p;
+}
+
+// The frequency table into s.table (returned: its length), the pairs' entries into s.entry;
+// the counts cleared. `shift` is set to the table's precision.
+size_t build_table(Scratch& s, uint8_t last, int& shift) {
+    uint32_t totals[256];
+    list_contexts(s, last, totals);
+    bool present[256];
+    uint8_t rank[256];
+    int alphabet_size = 0;
+    for (int c = 0; c < 256; ++c)
+        if ((present[c] = totals[c] != 0)) rank[c] = static_cast<uint8_t>(alphabet_size++);
+    uint8_t* p = put_symbol_list(s.table.data() + 1, present);
+    uint32_t scaled_max[256] = {};
+    shift = choose_shift(s, totals, scaled_max);
+    const Reciprocals& r = reciprocals();
+    for (int c = 0; c < 256; ++c) {
+        if (!present[c]) continue;
+        const uint32_t begin = s.list_start[c];
+        uint32_t k = s.list_start[c + 1] - begin;
+        uint8_t sym[256];
+        uint32_t f[256];
+        std::memcpy(sym, s.symbol + begin, k);
+        std::memcpy(f, s.freq + begin, 4 * k);
+        for (uint32_t i = 0; i < k; ++i) s.pairs[c][sym[i]] = 0;
+        uint32_t max_total = scaled_max[c];
+        if (shift == kShiftFast && max_total > (1u << kShiftFast)) max_total = 1u << kShiftFast;
+        normalise(sym, f, k, totals[c], max_total);
+        p = put_context(p, sym, f, k, rank, alphabet_size);
+        int up = 0;
+        for (uint32_t t = max_total; t && t < (1u << shift); t *= 2) ++up;
+        uint32_t start = 0;
+        for (uint32_t i = 0; i < k; ++i) {
+            const uint32_t freq = f[i] << up;
+            s.entry[c << 8 | sym[i]] = entry_of(start, freq, r.shift[freq], shift);
+            start += freq;
+        }
+    }
+    s.table[0] = static_cast<uint8_t>(shift << 4);
+    return static_cast<size_t>(p - s.table.data());
+}
+
+// The library packs a table longer than kPackTableAbove by its order-0 coder when that saves
+// more than 6 bytes: flag bit 0, uint7 plain length, uint7 packed length, the packed bytes.
+size_t pack_table(uint8_t* table, size_t length) {
+    if (length <= kPackTableAbove) return length;
+    const unsigned plain = static_cast<unsigned>(length - 1);
+    unsigned packed_size = 0;
+    unsigned char* packed = rans_compress_O0_4x16(table + 1, plain, nullptr, &packed_size);
+    if (packed && packed_size + 6 < length) {
+        uint8_t* p = table + 1;
+        table[0] |= 1;
+        p += put_uint7(p, plain);
+        p += put_uint7(p, packed_size);
+        std::memcpy(p, packed, packed_size);
+        length = static_cast<size_t>(p + packed_size - table);
+    }
+    std::free(packed);
+    return length;
+}
+
+// One symbol into one lane's state: the word below `w` if the state is too large for it.
+template <int Shift>
+inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp) {
+    const uint32_t freq = e >> 17;
+    if (x >= freq << (31 - Shift)) {
+        w -= 2;
+        const uint16_t word = static_cast<uint16_t>(x);
+        std::memcpy(w, &word, 2);
+        x >>= 16;
+    }
+    const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> 13) & 15)));
+    x += (e & 0x1fff) + q * ((1u << Shift) - freq);
+}
+
+// Steps steps-1 .. 0 of all 32 lanes, sixteen at a time (lanes 16-31 first: within a step the
+// library writes lane 31's word highest); by_step holds step s's bytes at s * 32. Stops early
+// rather than write below `lowest` (a step writes at most 64 bytes).
+template <int Shift>
+__attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) bool encode_steps(const uint8_t* by_step, size_t steps,
+                                                                                const uint32_t* entry,
+                                                                                const uint32_t* rcp, uint32_t* state,
+                                                                                uint8_t*& words, const uint8_t* lowest) {
+    __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
+    const __m512i bias_bits = _mm512_set1_epi32(0x1fff), shift_bits = _mm512_set1_epi32(15);
+    const __m512i k32 = _mm512_set1_epi32(32), total = _mm512_set1_epi32(1 << Shift);
+    const __m512i low32 = _mm512_set1_epi64(0xffffffffu);
+    uint8_t* w = words;
+    size_t left = steps;
+    while (left && w - lowest >= 2 * kLanes) {
+        const size_t s = --left;
+        const __m256i sym = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + s * kLanes));
+        const __m256i ctx =
+            s ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + (s - 1) * kLanes)) : _mm256_setzero_si256();
+        for (int h = 1; h >= 0; --h) {
+            const __m128i sh = h ? _mm256_extracti128_si256(sym, 1) : _mm256_castsi256_si128(sym);
+            const __m128i ch = h ? _mm256_extracti128_si256(ctx, 1) : _mm256_castsi256_si128(ctx);
+            const __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(ch), 8), _mm512_cvtepu8_epi32(sh));
+            const __m512i e = _mm512_i32gather_epi32(idx, entry, 4);
+            const __m512i freq = _mm512_srli_epi32(e, 17);
+            const __m512i r = _mm512_i32gather_epi32(freq, rcp, 4);
+            const __mmask16 out = _mm512_cmpge_epu32_mask(x[h], _mm512_slli_epi32(freq, 31 - Shift));
+            const int n_out = __builtin_popcount(out);
+            w -= 2 * n_out;
+            _mm256_mask_storeu_epi16(w, static_cast<__mmask16>((1u << n_out) - 1),
+                                     _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(out, x[h])));
+            const __m512i v = _mm512_mask_srli_epi32(x[h], out, x[h], 16);
+            const __m512i rs = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(e, 13), shift_bits), k32);
+            const __m512i q_even = _mm512_srlv_epi64(_mm512_mul_epu32(v, r), _mm512_and_si512(rs, low32));
+            const __m512i q_odd = _mm512_srlv_epi64(_mm512_mul_epu32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(r, 32)),
+                                                    _mm512_srli_epi64(rs, 32));
+            const __m512i q = _mm512_mask_blend_epi32(0xAAAA, q_even, _mm512_slli_epi64(q_odd, 32));
+            x[h] = _mm512_add_epi32(_mm512_add_epi32(v, _mm512_and_si512(e, bias_bits)),
+                                    _mm512_mullo_epi32(q, _mm512_sub_epi32(total, freq)));
+        }
+    }
+    _mm512_storeu_si512(state, x[0]);
+    _mm512_storeu_si512(state + 16, x[1]);
+    words = w;
+    return left == 0;
+}
+
+// The lanes' words and final states for `in`: written downwards from `end`, not below `lowest`;
+// returned their start, or null if they do not fit.
+template <int Shift>
+uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* end, const uint8_t* lowest) {
+    const uint32_t* rcp = reciprocals().rcp.data();
+    const size_t steps = n / kLanes, tail = n - kLanes * steps;
+    if (size_t(end - lowest) < 2 * tail + 4 * kLanes) return nullptr;  // the tail's words, the states
+    uint32_t state[kLanes];
+    for (uint32_t& x : state) x = kStateLow;
+    uint8_t* w = end;
+    for (size_t i = n; i-- > kLanes * steps;) put_symbol<Shift>(state[kLanes - 1], w, entry[in[i - 1] << 8 | in[i]], rcp);
+    Bytes by_step(steps * kLanes);
+    transpose_bytes<false>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return in + lane * steps; });
+    if (!encode_steps<Shift>(by_step.data(), steps, entry, rcp, state, w, lowest + 4 * kLanes)) return nullptr;
+    for (int lane = kLanes - 1; lane >= 0; --lane) {
+        w -= 4;
+        for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(state[lane] >> (8 * b));
+    }
+    return w;
+}
+
+}  // namespace
+
+bool rans_order1_encoder_available() {
+    __builtin_cpu_init();
+    return rans_compress_O0_4x16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("popcnt");
+}
+
+unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
+                                         unsigned int* out_size) {
+    if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
+    Scratch& s = scratch();
+    count_pairs(in, n, s.pairs);
+    int shift = 0;
+    const size_t table_bytes = pack_table(s.table.data(), build_table(s, in[n - 1], shift));
+    // The lanes' bytes are written downwards from the end of `out`, then moved to follow the table.
+    if (table_bytes > *out_size) return nullptr;
+    std::memcpy(out, s.table.data(), table_bytes);
+    uint8_t* const end = out + *out_size;
+    const uint8_t* start = shift == kShiftFull ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + table_bytes)
+                                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + table_bytes);
+    if (!start) return nullptr;
+    const size_t lane_bytes = static_cast<size_t>(end - start);
+    std::memmove(out + table_bytes, start, lane_bytes);
+    *out_size = static_cast<unsigned>(table_bytes + lane_bytes);
+    return out;
+}
+
+#else  // the encoder's steps are x86-64 vectors; elsewhere the library encodes
+
+bool rans_order1_encoder_available() { return false; }
+unsigned char* rans_order1_encode_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
+
+#endif
+}  // namespace stz
