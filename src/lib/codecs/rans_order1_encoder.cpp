@@ -10,13 +10,12 @@
 // symbols present are normalised, and only the pairs present get an entry; the lanes then code
 // sixteen at a time from a step-major copy of the input.
 //
-// Identical bytes, because the library is the reference: the table precision (10 or 12 bits)
-// comes from the library's own rans_compute_shift (floating point; exported), packed tables
-// from its order-0 coder, and the normalisation below is the library's integer procedure step
-// for step (its normalise_freq, including its second pass and its fallback). The stream's
-// layout is described in rans_order1_decoder.cpp; the coder is the 16-bit-word rANS of
-// htscodecs' rANS_word.h (state in [2^15, 2^31), a word out when the state reaches
-// freq << (31 - shift), then state = (state / freq) << shift | (state % freq) + start).
+// Identical bytes, because the library is the reference: the table precision (10 or 12 bits) is
+// chosen by the library's rans_compute_shift estimate, recomputed here over the nonzero counts
+// with the same floating-point operations in the same order; packed tables come from the
+// library's order-0 coder; the normalisation is the library's integer procedure step for step
+// (rans_encoder_parts.cpp). The stream's layout is described in rans_order1_decoder.cpp, the
+// coder in rans_encoder_parts.hpp.
 #include "rans_order1_encoder.hpp"
 
 #include <htscodecs/rANS_static4x16.h>
@@ -30,6 +29,7 @@
 
 #include "../base/bytes.hpp"
 #include "byte_transpose.hpp"
+#include "rans_encoder_parts.hpp"
 #include "uint7.hpp"
 
 #if defined(__x86_64__)
@@ -52,38 +52,11 @@ namespace stz {
 #if defined(__x86_64__)
 namespace {
 
-constexpr int kLanes = 32;
-constexpr uint32_t kStateLow = 1u << 15;
-constexpr int kShiftFast = 10, kShiftFull = 12;
+using namespace rans_enc;
 constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
 // The table's longest form: shift byte, symbol list (<= 2 bytes a symbol and its end), and 256
 // contexts of 256 frequencies of at most two uint7 bytes (<= 4096).
 constexpr size_t kMaxTableBytes = 1 + 2 * 256 + 1 + 256 * 256 * 2;
-
-// A pair's coding entry: bias (13 bits: start, plus (1 << shift) - 1 for a frequency of 1),
-// the reciprocal's shift (4 bits), the frequency (13 bits).
-constexpr uint32_t entry_of(uint32_t start, uint32_t freq, uint32_t rcp_shift, int shift) {
-    return (start + (freq == 1 ? (1u << shift) - 1 : 0)) | rcp_shift << 13 | freq << 17;
-}
-// Reciprocals per frequency (at most 1 << kShiftFull), as rANS_word.h's RansEncSymbolInit
-// computes them: state / freq == (state * rcp) >> (32 + rcp_shift) for every state below 2^31.
-struct Reciprocals {
-    std::array<uint32_t, (1u << kShiftFull) + 1> rcp{};
-    std::array<uint8_t, (1u << kShiftFull) + 1> shift{};
-    Reciprocals() {
-        rcp[1] = ~0u;
-        for (uint32_t f = 2; f <= (1u << kShiftFull); ++f) {
-            uint32_t s = 0;
-            while (f > (1u << s)) ++s;
-            rcp[f] = static_cast<uint32_t>(((uint64_t(1) << (s + 31)) + f - 1) / f);
-            shift[f] = static_cast<uint8_t>(s - 1);
-        }
-    }
-};
-const Reciprocals& reciprocals() {
-    static const Reciprocals r;
-    return r;
-}
 
 // Per thread, reused: pair counts (all zero between calls), each context's nonzero counts as a
 // list (ascending symbols; 16 entries of slack for whole-vector stores), coding entries (only
@@ -180,52 +153,6 @@ int choose_shift(const Scratch& s, const uint32_t* totals, uint32_t* scaled_max)
     return e10 / e12 < 1.01 || max_total <= (1u << kShiftFast) ? kShiftFast : kShiftFull;
 }
 
-// htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
-uint8_t* put_symbol_list(uint8_t* p, const bool* present) {
-    for (int j = 0, run = 0; j < 256; ++j) {
-        if (!present[j]) continue;
-        if (run) { --run; continue; }
-        *p++ = static_cast<uint8_t>(j);
-        if (j && present[j - 1]) {
-            int end = j + 1;
-            while (end < 256 && present[end]) ++end;
-            run = end - (j + 1);
-            *p++ = static_cast<uint8_t>(run);
-        }
-    }
-    *p++ = 0;
-    return p;
-}
-
-// htscodecs' normalise_freq over one context's nonzero counts (f, ascending symbols; none for a
-// context that only ends the input, which then gets all of `total` on symbol 0): scaled to sum
-// to `total`, the remainder put on (or, within limits, taken from) the largest; once more from
-// the scaled counts if that fails, then taken from every count of 2 or more in turn.
-void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t total) {
-    if (k == 0) { sym[0] = 0, f[0] = total, k = 1; return; }
-    for (int pass = 0;; ++pass) {
-        const uint64_t tr = (uint64_t(total) << 31) / size + (1u << 30) / size;
-        uint32_t largest = 0, sum = 0, at = 0;
-        for (uint32_t i = 0; i < k; ++i) {
-            if (largest < f[i]) largest = f[i], at = i;
-            f[i] = static_cast<uint32_t>((f[i] * tr) >> 31);
-            if (!f[i]) f[i] = 1;
-            sum += f[i];
-        }
-        int adjust = static_cast<int>(total - sum);
-        if (adjust >= 0) { f[at] += adjust; return; }
-        if (f[at] > uint32_t(-adjust) && (pass == 1 || f[at] / 2 >= uint32_t(-adjust))) { f[at] += adjust; return; }
-        if (pass == 0) { size = sum; continue; }
-        adjust += f[at] - 1, f[at] = 1;
-        for (uint32_t i = 0; adjust && i < k; ++i) {
-            if (f[i] < 2) continue;
-            if (f[i] > uint32_t(-adjust)) f[i] += adjust, adjust = 0;
-            else adjust += f[i] - 1, f[i] = 1;
-        }
-        return;
-    }
-}
-
 // One context's frequencies over the alphabet (uint7 each; a run of zeros as 0, run - 1), from
 // its nonzero ones and the alphabet position of each symbol.
 uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t k, const uint8_t* rank,
@@ -299,67 +226,6 @@ size_t pack_table(uint8_t* table, size_t length) {
     return length;
 }
 
-// One symbol into one lane's state: the word below `w` if the state is too large for it.
-template <int Shift>
-inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp) {
-    const uint32_t freq = e >> 17;
-    if (x >= freq << (31 - Shift)) {
-        w -= 2;
-        const uint16_t word = static_cast<uint16_t>(x);
-        std::memcpy(w, &word, 2);
-        x >>= 16;
-    }
-    const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> 13) & 15)));
-    x += (e & 0x1fff) + q * ((1u << Shift) - freq);
-}
-
-// Steps steps-1 .. 0 of all 32 lanes, sixteen at a time (lanes 16-31 first: within a step the
-// library writes lane 31's word highest); by_step holds step s's bytes at s * 32. Stops early
-// rather than write below `lowest` (a step writes at most 64 bytes).
-template <int Shift>
-__attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) bool encode_steps(const uint8_t* by_step, size_t steps,
-                                                                                const uint32_t* entry,
-                                                                                const uint32_t* rcp, uint32_t* state,
-                                                                                uint8_t*& words, const uint8_t* lowest) {
-    __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
-    const __m512i bias_bits = _mm512_set1_epi32(0x1fff), shift_bits = _mm512_set1_epi32(15);
-    const __m512i k32 = _mm512_set1_epi32(32), total = _mm512_set1_epi32(1 << Shift);
-    const __m512i low32 = _mm512_set1_epi64(0xffffffffu);
-    uint8_t* w = words;
-    size_t left = steps;
-    while (left && w - lowest >= 2 * kLanes) {
-        const size_t s = --left;
-        const __m256i sym = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + s * kLanes));
-        const __m256i ctx =
-            s ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + (s - 1) * kLanes)) : _mm256_setzero_si256();
-        for (int h = 1; h >= 0; --h) {
-            const __m128i sh = h ? _mm256_extracti128_si256(sym, 1) : _mm256_castsi256_si128(sym);
-            const __m128i ch = h ? _mm256_extracti128_si256(ctx, 1) : _mm256_castsi256_si128(ctx);
-            const __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(ch), 8), _mm512_cvtepu8_epi32(sh));
-            const __m512i e = _mm512_i32gather_epi32(idx, entry, 4);
-            const __m512i freq = _mm512_srli_epi32(e, 17);
-            const __m512i r = _mm512_i32gather_epi32(freq, rcp, 4);
-            const __mmask16 out = _mm512_cmpge_epu32_mask(x[h], _mm512_slli_epi32(freq, 31 - Shift));
-            const int n_out = __builtin_popcount(out);
-            w -= 2 * n_out;
-            _mm256_mask_storeu_epi16(w, static_cast<__mmask16>((1u << n_out) - 1),
-                                     _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(out, x[h])));
-            const __m512i v = _mm512_mask_srli_epi32(x[h], out, x[h], 16);
-            const __m512i rs = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(e, 13), shift_bits), k32);
-            const __m512i q_even = _mm512_srlv_epi64(_mm512_mul_epu32(v, r), _mm512_and_si512(rs, low32));
-            const __m512i q_odd = _mm512_srlv_epi64(_mm512_mul_epu32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(r, 32)),
-                                                    _mm512_srli_epi64(rs, 32));
-            const __m512i q = _mm512_mask_blend_epi32(0xAAAA, q_even, _mm512_slli_epi64(q_odd, 32));
-            x[h] = _mm512_add_epi32(_mm512_add_epi32(v, _mm512_and_si512(e, bias_bits)),
-                                    _mm512_mullo_epi32(q, _mm512_sub_epi32(total, freq)));
-        }
-    }
-    _mm512_storeu_si512(state, x[0]);
-    _mm512_storeu_si512(state + 16, x[1]);
-    words = w;
-    return left == 0;
-}
-
 // The lanes' words and final states for `in`: written downwards from `end`, not below `lowest`;
 // returned their start, or null if they do not fit.
 template <int Shift>
@@ -373,7 +239,7 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     for (size_t i = n; i-- > kLanes * steps;) put_symbol<Shift>(state[kLanes - 1], w, entry[in[i - 1] << 8 | in[i]], rcp);
     Bytes by_step(steps * kLanes);
     transpose_bytes<false>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return in + lane * steps; });
-    if (!encode_steps<Shift>(by_step.data(), steps, entry, rcp, state, w, lowest + 4 * kLanes)) return nullptr;
+    if (!encode_steps<Shift>(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes)) return nullptr;
     for (int lane = kLanes - 1; lane >= 0; --lane) {
         w -= 4;
         for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(state[lane] >> (8 * b));
@@ -383,11 +249,7 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
 
 }  // namespace
 
-bool rans_order1_encoder_available() {
-    __builtin_cpu_init();
-    return rans_compress_O0_4x16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("popcnt");
-}
+bool rans_order1_encoder_available() { return rans_compress_O0_4x16 && rans_enc::steps_available(); }
 
 unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
                                          unsigned int* out_size) {

@@ -1,0 +1,72 @@
+// The parts of statezip's encoder of htscodecs' 32-way rANS streams (rans_order1_encoder.cpp)
+// that are not about order 1: htscodecs' normalisation and symbol list, the coding entries, and
+// the lanes' AVX-512 steps (an order-0 encoder built on them ran no faster than the library's
+// AVX2 one: counting the bytes and the gathers cost what the library's loop does). The coder is the 16-bit-word rANS of htscodecs' rANS_word.h: a state in
+// [2^15, 2^31) gives out its low 16 bits when it reaches freq << (31 - shift), then becomes
+// (state / freq) << shift | (state % freq) + start. 32 lanes; within a step the library writes
+// lane 31's word highest, and at the end the 32 states, lane 0's first.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace stz::rans_enc {
+
+constexpr int kLanes = 32;
+constexpr uint32_t kStateLow = 1u << 15;
+constexpr int kShiftFast = 10, kShiftFull = 12;
+
+// A symbol's (or pair's) coding entry: bias (13 bits: start, plus (1 << shift) - 1 for a
+// frequency of 1), the reciprocal's shift (4 bits), the frequency (13 bits).
+constexpr uint32_t entry_of(uint32_t start, uint32_t freq, uint32_t rcp_shift, int shift) {
+    return (start + (freq == 1 ? (1u << shift) - 1 : 0)) | rcp_shift << 13 | freq << 17;
+}
+// Reciprocals per frequency (at most 1 << kShiftFull), as rANS_word.h's RansEncSymbolInit
+// computes them: state / freq == (state * rcp) >> (32 + rcp_shift) for every state below 2^31.
+struct Reciprocals {
+    std::array<uint32_t, (1u << kShiftFull) + 1> rcp{};
+    std::array<uint8_t, (1u << kShiftFull) + 1> shift{};
+    Reciprocals();
+};
+const Reciprocals& reciprocals();
+
+// Whether this CPU runs the AVX-512 steps (F, BW, VL, with POPCNT).
+bool steps_available();
+
+// htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
+uint8_t* put_symbol_list(uint8_t* p, const bool* present);
+
+// htscodecs' normalise_freq over a table's nonzero counts (f, ascending symbols sym; none for a
+// context that only ends the input, which then gets all of `total` on symbol 0): scaled from
+// `size` to sum to `total`, the remainder put on (or, within limits, taken from) the largest;
+// once more from the scaled counts if that fails, then taken from every count of 2 or more.
+void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t total);
+
+// One symbol into one lane's state: the word below `w` if the state is too large for it.
+template <int Shift>
+inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp) {
+    const uint32_t freq = e >> 17;
+    if (x >= freq << (31 - Shift)) {
+        w -= 2;
+        const uint16_t word = static_cast<uint16_t>(x);
+        std::memcpy(w, &word, 2);
+        x >>= 16;
+    }
+    const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> 13) & 15)));
+    x += (e & 0x1fff) + q * ((1u << Shift) - freq);
+}
+
+// Steps steps-1 .. 0 of all 32 lanes, sixteen at a time, into `state` (the lanes' states) and
+// downwards from `words`: step s's symbols are by_step[32 s ..], their entries
+// entry[previous step's symbol << 8 | symbol] (0 before step 0). Stops early, returning false,
+// rather than write below `lowest` (a step writes at most 64 bytes).
+template <int Shift>
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bw,avx512vl,popcnt")))
+#endif
+bool encode_steps(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
+                  const uint8_t* lowest);
+
+}  // namespace stz::rans_enc
