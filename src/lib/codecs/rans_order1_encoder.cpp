@@ -83,12 +83,13 @@ void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
 }
 
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
-// counts a compare.
-__attribute__((target("avx512f,popcnt"))) uint32_t list_row(const uint32_t* row, uint32_t* freq, uint8_t* symbol,
+// counts a compare; the row left zero.
+__attribute__((target("avx512f,popcnt"))) uint32_t list_row(uint32_t* row, uint32_t* freq, uint8_t* symbol,
                                                              uint32_t k) {
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (int j = 0; j < 256; j += 16) {
         const __m512i v = _mm512_loadu_si512(row + j);
+        _mm512_storeu_si512(row + j, _mm512_setzero_si512());
         const __mmask16 nonzero = _mm512_test_epi32_mask(v, v);
         _mm512_storeu_si512(freq + k, _mm512_maskz_compress_epi32(nonzero, v));
         const __m512i sym = _mm512_add_epi32(iota, _mm512_set1_epi32(j));
@@ -98,8 +99,8 @@ __attribute__((target("avx512f,popcnt"))) uint32_t list_row(const uint32_t* row,
     return k;
 }
 
-// Every context's list (Scratch::freq, symbol, list_start) and the library's totals: per
-// context its pairs, plus one for the last byte's value.
+// Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
+// library's totals: per context its pairs, plus one for the last byte's value.
 void list_contexts(Scratch& s, uint8_t last, uint32_t* totals) {
     uint32_t k = 0;
     for (int c = 0; c < 256; ++c) {
@@ -189,7 +190,6 @@ size_t build_table(Scratch& s, uint8_t last, int& shift) {
         uint32_t f[256];
         std::memcpy(sym, s.symbol + begin, k);
         std::memcpy(f, s.freq + begin, 4 * k);
-        for (uint32_t i = 0; i < k; ++i) s.pairs[c][sym[i]] = 0;
         uint32_t max_total = scaled_max[c];
         if (shift == kShiftFast && max_total > (1u << kShiftFast)) max_total = 1u << kShiftFast;
         normalise(sym, f, k, totals[c], max_total);

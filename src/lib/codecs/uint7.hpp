@@ -9,6 +9,9 @@ namespace stz {
 constexpr unsigned kMaxUint7Bytes = 5;  // a 32-bit value
 
 inline unsigned put_uint7(uint8_t* out, uint32_t v) {
+    // Frequency tables are mostly counts below 2^14 (one or two bytes): those without the loop.
+    if (v < (1u << 7)) return out[0] = static_cast<uint8_t>(v), 1;
+    if (v < (1u << 14)) return out[0] = static_cast<uint8_t>(v >> 7 | 0x80), out[1] = static_cast<uint8_t>(v & 0x7f), 2;
     unsigned n = 0;
     for (int shift = 28; shift > 0; shift -= 7)
         if (v >> shift || n) out[n++] = static_cast<uint8_t>(((v >> shift) & 0x7f) | 0x80);
