@@ -1,5 +1,5 @@
-// statezip's own encoder of htscodecs' order-1 32-way rANS streams (rans_order1_encoder.cpp)
-// against the library's encoders: the same bytes for every plane (both table precisions, packed
+// statezip's own encoder of htscodecs' order-1 32-way rANS streams (rans_order1_encoder.cpp), in
+// each form this CPU runs (AVX-512, AVX2), against the library's encoders: the same bytes for every plane (both table precisions, packed
 // and plain frequency tables, the lanes' remainders, contexts of one symbol, a context that only
 // ends the input), never a byte written outside the buffer it was given.
 #include <catch2/catch.hpp>
@@ -24,12 +24,24 @@ __attribute__((weak)) unsigned char* rans_compress_O1_32x16_avx512(unsigned char
 namespace {
 
 using Encoder = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*);
+struct Form {
+    const char* name;
+    Encoder encode;
+};
+// The forms of the encoder this CPU runs (the test is skipped where it runs none).
+std::vector<Form> forms_here() {
+    std::vector<Form> forms;
+    if (rans_order1_encoder_avx512_available()) forms.push_back({"avx512", rans_order1_encode_avx512});
+    if (rans_order1_encoder_avx2_available()) forms.push_back({"avx2", rans_order1_encode_avx2});
+    if (forms.empty()) stztest::skip_test("no AVX2 here: statezip's order-1 encoder is not used");
+    return forms;
+}
 
 // `encode`'s output for `in`, given `room` bytes for it; empty if it refused. The input and the
 // output lie in buffers of exactly their size (AddressSanitizer sees any access outside them),
 // except for the library's kernels, which read a little around their input (rans_codec.cpp).
 Bytes encoded(Encoder encode, const Bytes& in, unsigned room) {
-    const size_t pad = encode == rans_order1_encode_avx512 ? 0 : 64;
+    const size_t pad = encode == rans_order1_encode_avx512 || encode == rans_order1_encode_avx2 ? 0 : 64;
     std::vector<uint8_t> src(in.size() + 2 * pad), out(room + pad);
     std::copy(in.begin(), in.end(), src.begin() + static_cast<std::ptrdiff_t>(pad));
     unsigned size = room;
@@ -44,7 +56,7 @@ unsigned least_room(size_t n) { return rans_compress_bound_4x16(static_cast<unsi
 }  // namespace
 
 TEST_CASE("rans order-1: statezip's encoder writes the bytes htscodecs' encoders write", "[entropy]") {
-    if (!rans_order1_encoder_available()) stztest::skip_test("no AVX-512 here: statezip's order-1 encoder is not used");
+    const std::vector<Form> encoders = forms_here();
     REQUIRE(rans_compress_O1_32x16 != nullptr);
     rans_init_cpu_once();
     __builtin_cpu_init();
@@ -60,9 +72,12 @@ TEST_CASE("rans order-1: statezip's encoder writes the bytes htscodecs' encoders
             forms.insert((reference[0] >> 4) << 1 | (reference[0] & 1));
             INFO("table shift " << (reference[0] >> 4) << ", packed " << (reference[0] & 1));
             if (library_avx512) CHECK(encoded(rans_compress_O1_32x16_avx512, in, least_room(n)) == reference);
-            CHECK(encoded(rans_order1_encode_avx512, in, least_room(n)) == reference);
-            // Room the library would refuse is refused, before anything is written.
-            CHECK(encoded(rans_order1_encode_avx512, in, least_room(n) - 1).empty());
+            for (const Form& e : encoders) {
+                INFO(e.name);
+                CHECK(encoded(e.encode, in, least_room(n)) == reference);
+                // Room the library would refuse is refused, before anything is written.
+                CHECK(encoded(e.encode, in, least_room(n) - 1).empty());
+            }
         }
     // Both table precisions and both table forms were met (else the planes above need changing).
     CHECK(forms == std::set<int>{20, 21, 24, 25});
@@ -73,19 +88,26 @@ TEST_CASE("rans order-1: statezip's encoder writes the bytes htscodecs' encoders
         const size_t n = 32 + g() % (round % 2 ? 3000 : 60000);
         const Bytes in = plane(9, n, 1000 + round);
         INFO("Zipf plane " << round << ", " << n << " bytes");
-        CHECK(encoded(rans_order1_encode_avx512, in, least_room(n)) == encoded(rans_compress_O1_32x16, in, least_room(n)));
+        const Bytes reference = encoded(rans_compress_O1_32x16, in, least_room(n));
+        for (const Form& e : encoders) {
+            INFO(e.name);
+            CHECK(encoded(e.encode, in, least_room(n)) == reference);
+        }
     }
 }
 
 TEST_CASE("rans order-1: statezip's encoder takes what the library's does and nothing else", "[entropy]") {
-    if (!rans_order1_encoder_available()) stztest::skip_test("no AVX-512 here: statezip's order-1 encoder is not used");
+    const std::vector<Form> encoders = forms_here();
     rans_init_cpu_once();
-    // Fewer than one byte a lane: the library writes no order-1 stream, nor does statezip.
-    for (size_t n : {0, 1, 31}) CHECK(encoded(rans_order1_encode_avx512, plane(0, n, 3), 4096).empty());
-    // The same input twice, and after a very different one: nothing of one call leaks into the next.
-    const Bytes a = plane(6, 70001, 8), b = plane(3, 5001, 9);
-    const Bytes first = encoded(rans_order1_encode_avx512, a, least_room(a.size()));
-    (void)encoded(rans_order1_encode_avx512, b, least_room(b.size()));
-    CHECK(encoded(rans_order1_encode_avx512, a, least_room(a.size())) == first);
-    CHECK(encoded(rans_compress_O1_32x16, a, least_room(a.size())) == first);
+    for (const Form& e : encoders) {
+        INFO(e.name);
+        // Fewer than one byte a lane: the library writes no order-1 stream, nor does statezip.
+        for (size_t n : {0, 1, 31}) CHECK(encoded(e.encode, plane(0, n, 3), 4096).empty());
+        // The same input twice, and after a very different one: nothing of one call leaks into the next.
+        const Bytes a = plane(6, 70001, 8), b = plane(3, 5001, 9);
+        const Bytes first = encoded(e.encode, a, least_room(a.size()));
+        (void)encoded(e.encode, b, least_room(b.size()));
+        CHECK(encoded(e.encode, a, least_room(a.size())) == first);
+        CHECK(encoded(rans_compress_O1_32x16, a, least_room(a.size())) == first);
+    }
 }

@@ -32,8 +32,9 @@ struct Reciprocals {
 };
 const Reciprocals& reciprocals();
 
-// Whether this CPU runs the AVX-512 steps (F, BW, VL, with POPCNT).
-bool steps_available();
+// Whether this CPU runs the AVX-512 steps (F, BW, VL, with POPCNT), the AVX2 steps (with POPCNT).
+bool steps_avx512_available();
+bool steps_avx2_available();
 
 // htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
 uint8_t* put_symbol_list(uint8_t* p, const bool* present);
@@ -58,15 +59,22 @@ inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp
     x += (e & 0x1fff) + q * ((1u << Shift) - freq);
 }
 
-// Steps steps-1 .. 0 of all 32 lanes, sixteen at a time, into `state` (the lanes' states) and
-// downwards from `words`: step s's symbols are by_step[32 s ..], their entries
-// entry[previous step's symbol << 8 | symbol] (0 before step 0). Stops early, returning false,
-// rather than write below `lowest` (a step writes at most 64 bytes).
-template <int Shift>
+// Steps steps-1 .. 0 of all 32 lanes into `state` (the lanes' states) and downwards from
+// `words`: step s's symbols are by_step[32 s ..], their entries entry[previous step's symbol << 8
+// | symbol] (0 before step 0). Stops early, returning false, rather than write below `lowest`
+// (a step writes at most 64 bytes). Sixteen lanes at a time with AVX-512, eight with AVX2.
+using StepsFn = bool (*)(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state,
+                         uint8_t*& words, const uint8_t* lowest);
 #if defined(__x86_64__)
-__attribute__((target("avx512f,avx512bw,avx512vl,popcnt")))
+// (The target attributes belong to the declarations too: GCC takes a definition whose target
+// differs from its declaration's for another version of the function.)
+template <int Shift>
+__attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) bool steps_avx512(const uint8_t* by_step, size_t steps,
+                                                                                const uint32_t* entry, uint32_t* state,
+                                                                                uint8_t*& words, const uint8_t* lowest);
+template <int Shift>
+__attribute__((target("avx2,popcnt"))) bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry,
+                                                       uint32_t* state, uint8_t*& words, const uint8_t* lowest);
 #endif
-bool encode_steps(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
-                  const uint8_t* lowest);
 
 }  // namespace stz::rans_enc

@@ -78,8 +78,10 @@ KernelSet kernels_for(int mask) {
     KernelSet k;
     k.order[0] = {rans_compress_O0_32x16, rans_uncompress_O0_32x16};
     k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
-    if (avx2 && (mask & RANS_CPU_ENC_AVX2))
+    if (avx2 && (mask & RANS_CPU_ENC_AVX2)) {
         k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
+        if (rans_order1_encoder_avx2_available()) k.order[1].encode_small = rans_order1_encode_avx2;
+    }
     // On AMD's cores htscodecs' AVX-512 order-0 encoder is slower than its AVX2 one, which
     // writes the same bytes (Zen 5, best of 30 on 0.5-2 MB planes: 700-740 MB/s against
     // 840-950, q8_0 quants, f16 exponent and mantissa planes alike); its order-1 encoder and
@@ -88,8 +90,9 @@ KernelSet kernels_for(int mask) {
     if (avx512 && (mask & RANS_CPU_ENC_AVX512)) {
         if (!avx2_order0_encoder) k.order[0].encode = rans_compress_O0_32x16_avx512;
         k.order[1].encode = rans_compress_O1_32x16_avx512;
-        // Order 1 by statezip's own encoder: the same bytes (rans_order1_encoder.cpp).
-        if (rans_order1_encoder_available()) k.order[1].encode_small = rans_order1_encode_avx512;
+        // Order 1 by statezip's own encoder, in the widest form allowed: the same bytes
+        // (rans_order1_encoder.cpp).
+        if (rans_order1_encoder_avx512_available()) k.order[1].encode_small = rans_order1_encode_avx512;
     }
     if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;

@@ -99,13 +99,39 @@ __attribute__((target("avx512f,popcnt"))) uint32_t list_row(uint32_t* row, uint3
     return k;
 }
 
+// The same eight counts a compare: the nonzero ones one by one.
+__attribute__((target("avx2,popcnt"))) uint32_t list_row_avx2(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k) {
+    for (int j = 0; j < 256; j += 8) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j));
+        unsigned nonzero = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())))) & 0xff;
+        if (!nonzero) continue;
+        alignas(32) uint32_t counts[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(counts), v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j), _mm256_setzero_si256());
+        for (; nonzero; nonzero &= nonzero - 1) {
+            const int i = __builtin_ctz(nonzero);
+            freq[k] = counts[i];
+            symbol[k++] = static_cast<uint8_t>(j + i);
+        }
+    }
+    return k;
+}
+
+// The instruction sets' forms of the parts that are vectors.
+struct Form {
+    uint32_t (*list_row)(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k);
+    StepsFn steps10, steps12;
+};
+constexpr Form kAvx512{list_row, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
+constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
+
 // Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
 // library's totals: per context its pairs, plus one for the last byte's value.
-void list_contexts(Scratch& s, uint8_t last, uint32_t* totals) {
+void list_contexts(Scratch& s, uint8_t last, uint32_t* totals, const Form& form) {
     uint32_t k = 0;
     for (int c = 0; c < 256; ++c) {
         s.list_start[c] = k;
-        k = list_row(s.pairs[c], s.freq, s.symbol, k);
+        k = form.list_row(s.pairs[c], s.freq, s.symbol, k);
         uint32_t total = c == last;
         for (uint32_t i = s.list_start[c]; i < k; ++i) total += s.freq[i];
         totals[c] = total;
@@ -170,9 +196,9 @@ uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t
 
 // The frequency table into s.table (returned: its length), the pairs' entries into s.entry;
 // the counts cleared. `shift` is set to the table's precision.
-size_t build_table(Scratch& s, uint8_t last, int& shift) {
+size_t build_table(Scratch& s, uint8_t last, int& shift, const Form& form) {
     uint32_t totals[256];
-    list_contexts(s, last, totals);
+    list_contexts(s, last, totals, form);
     bool present[256];
     uint8_t rank[256];
     int alphabet_size = 0;
@@ -229,7 +255,8 @@ size_t pack_table(uint8_t* table, size_t length) {
 // The lanes' words and final states for `in`: written downwards from `end`, not below `lowest`;
 // returned their start, or null if they do not fit.
 template <int Shift>
-uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* end, const uint8_t* lowest) {
+uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* end, const uint8_t* lowest,
+                      StepsFn steps_fn) {
     const uint32_t* rcp = reciprocals().rcp.data();
     const size_t steps = n / kLanes, tail = n - kLanes * steps;
     if (size_t(end - lowest) < 2 * tail + 4 * kLanes) return nullptr;  // the tail's words, the states
@@ -239,7 +266,7 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     for (size_t i = n; i-- > kLanes * steps;) put_symbol<Shift>(state[kLanes - 1], w, entry[in[i - 1] << 8 | in[i]], rcp);
     Bytes by_step(steps * kLanes);
     transpose_bytes<false>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return in + lane * steps; });
-    if (!encode_steps<Shift>(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes)) return nullptr;
+    if (!steps_fn(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes)) return nullptr;
     for (int lane = kLanes - 1; lane >= 0; --lane) {
         w -= 4;
         for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(state[lane] >> (8 * b));
@@ -247,23 +274,18 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     return w;
 }
 
-}  // namespace
-
-bool rans_order1_encoder_available() { return rans_compress_O0_4x16 && rans_enc::steps_available(); }
-
-unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
-                                         unsigned int* out_size) {
+unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size, const Form& form) {
     if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
     Scratch& s = scratch();
     count_pairs(in, n, s.pairs);
     int shift = 0;
-    const size_t table_bytes = pack_table(s.table.data(), build_table(s, in[n - 1], shift));
+    const size_t table_bytes = pack_table(s.table.data(), build_table(s, in[n - 1], shift, form));
     // The lanes' bytes are written downwards from the end of `out`, then moved to follow the table.
     if (table_bytes > *out_size) return nullptr;
     std::memcpy(out, s.table.data(), table_bytes);
     uint8_t* const end = out + *out_size;
-    const uint8_t* start = shift == kShiftFull ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + table_bytes)
-                                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + table_bytes);
+    const uint8_t* start = shift == kShiftFull ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + table_bytes, form.steps12)
+                                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + table_bytes, form.steps10);
     if (!start) return nullptr;
     const size_t lane_bytes = static_cast<size_t>(end - start);
     std::memmove(out + table_bytes, start, lane_bytes);
@@ -271,10 +293,25 @@ unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsi
     return out;
 }
 
+}  // namespace
+
+bool rans_order1_encoder_avx512_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx512_available(); }
+bool rans_order1_encoder_avx2_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx2_available(); }
+
+unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
+                                         unsigned int* out_size) {
+    return encode(in, n, out, out_size, kAvx512);
+}
+unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size) {
+    return encode(in, n, out, out_size, kAvx2);
+}
+
 #else  // the encoder's steps are x86-64 vectors; elsewhere the library encodes
 
-bool rans_order1_encoder_available() { return false; }
+bool rans_order1_encoder_avx512_available() { return false; }
+bool rans_order1_encoder_avx2_available() { return false; }
 unsigned char* rans_order1_encode_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
+unsigned char* rans_order1_encode_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 
 #endif
 }  // namespace stz
