@@ -1,7 +1,10 @@
 // statezip's own encoder of htscodecs' order-1 32-way rANS streams (rans_order1_encoder.cpp), in
-// each form this CPU runs (AVX-512, AVX2), against the library's encoders: the same bytes for every plane (both table precisions, packed
-// and plain frequency tables, the lanes' remainders, contexts of one symbol, a context that only
-// ends the input), never a byte written outside the buffer it was given.
+// each form this CPU runs (AVX-512, AVX2), against the library's encoders: the same bytes for
+// every plane (both table precisions, packed and plain frequency tables, the lanes' remainders,
+// contexts of one symbol, a context that only ends the input), never a byte written outside the
+// buffer it was given. (The reference is the htscodecs the build links, Debian 12's 1.3.0: a
+// later release that chose its table precision or normalised differently would fail these tests
+// without any stream being wrong; both decode.)
 #include <catch2/catch.hpp>
 #include <random>
 #include <set>
