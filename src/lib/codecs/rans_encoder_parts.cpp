@@ -1,16 +1,7 @@
 // The parts statezip's rANS encoders share (rans_encoder_parts.hpp).
 #include "rans_encoder_parts.hpp"
 
-#if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsics start some vectors from an undefined value, which its
-// -Wmaybe-uninitialized (and, for the narrowing conversions, -Wuninitialized) reports in every
-// function that inlines them (a known false positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
-#endif
+#include "x86_intrinsics.hpp"
 
 namespace stz::rans_enc {
 

@@ -4,12 +4,7 @@
 // state that fell below kStateLow, taken from `p` in lane order.
 #include "rans_order1_lanes.hpp"
 
-// GCC 12's AVX-512 intrinsics start some vectors from an undefined value, which its
-// -Wmaybe-uninitialized reports in every function that inlines them (a known false positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "x86_intrinsics.hpp"
 
 #include <array>
 #include <climits>
