@@ -100,7 +100,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline StepEntries f
         const __m128i ch = h ? _mm256_extracti128_si256(ctx, 1) : _mm256_castsi256_si128(ctx);
         const __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(ch), 8), _mm512_cvtepu8_epi32(sh));
         next.entry[h] = _mm512_i32gather_epi32(idx, entry, 4);
-        next.rcp[h] = _mm512_i32gather_epi32(_mm512_srli_epi32(next.entry[h], 17), rcp, 4);
+        next.rcp[h] = _mm512_i32gather_epi32(_mm512_srli_epi32(next.entry[h], kFreqAt), rcp, 4);
     }
     return next;
 }
@@ -114,7 +114,7 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
                   const uint8_t* lowest) {
     const uint32_t* rcp = reciprocals().rcp.data();
     __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
-    const __m512i bias_bits = _mm512_set1_epi32(0x1fff), shift_bits = _mm512_set1_epi32(15);
+    const __m512i bias_bits = _mm512_set1_epi32(kBiasMask), shift_bits = _mm512_set1_epi32(kRcpShiftMask);
     const __m512i total = _mm512_set1_epi32(1 << Shift);
     uint8_t* w = words;
     size_t left = steps;
@@ -125,7 +125,7 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
         const StepEntries now = next;
         if (s) next = fetch_step(by_step, s - 1, entry, rcp);
         for (int h = 1; h >= 0; --h) {
-            const __m512i e = now.entry[h], r = now.rcp[h], freq = _mm512_srli_epi32(e, 17);
+            const __m512i e = now.entry[h], r = now.rcp[h], freq = _mm512_srli_epi32(e, kFreqAt);
             const __mmask16 out = _mm512_cmpge_epu32_mask(x[h], _mm512_slli_epi32(freq, 31 - Shift));
             const int n_out = __builtin_popcount(out);
             w -= 2 * n_out;
@@ -137,7 +137,7 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
             const __m512i high_even = _mm512_srli_epi64(_mm512_mul_epu32(v, r), 32);
             const __m512i high_odd = _mm512_mul_epu32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(r, 32));
             const __m512i q = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xAAAA, high_even, high_odd),
-                                                _mm512_and_si512(_mm512_srli_epi32(e, 13), shift_bits));
+                                                _mm512_and_si512(_mm512_srli_epi32(e, kRcpShiftAt), shift_bits));
             x[h] = _mm512_add_epi32(_mm512_add_epi32(v, _mm512_and_si512(e, bias_bits)),
                                     _mm512_mullo_epi32(q, _mm512_sub_epi32(total, freq)));
         }
@@ -147,7 +147,6 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
     words = w;
     return left == 0;
 }
-
 
 namespace {
 
@@ -180,7 +179,7 @@ bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uin
     const auto& order = word_gather().order;
     __m256i x[4];
     for (int g = 0; g < 4; ++g) x[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state + 8 * g));
-    const __m256i bias_bits = _mm256_set1_epi32(0x1fff), shift_bits = _mm256_set1_epi32(15);
+    const __m256i bias_bits = _mm256_set1_epi32(kBiasMask), shift_bits = _mm256_set1_epi32(kRcpShiftMask);
     const __m256i total = _mm256_set1_epi32(1 << Shift), one = _mm256_set1_epi32(1), low16 = _mm256_set1_epi32(0xffff);
     uint8_t* w = words;
     size_t left = steps;
@@ -192,7 +191,7 @@ bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uin
             const __m256i ctx = s ? _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row - kLanes + 8 * g)))
                                   : _mm256_setzero_si256();
             const __m256i e = _mm256_i32gather_epi32(reinterpret_cast<const int*>(entry), _mm256_or_si256(_mm256_slli_epi32(ctx, 8), sym), 4);
-            const __m256i freq = _mm256_srli_epi32(e, 17);
+            const __m256i freq = _mm256_srli_epi32(e, kFreqAt);
             const __m256i r = _mm256_i32gather_epi32(reinterpret_cast<const int*>(rcp), freq, 4);
             // States and bounds are below 2^31 (a bound of 2^31 less one still is): a signed compare.
             const __m256i out = _mm256_cmpgt_epi32(x[g], _mm256_sub_epi32(_mm256_slli_epi32(freq, 31 - Shift), one));
@@ -206,7 +205,7 @@ bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uin
             const __m256i high_even = _mm256_srli_epi64(_mm256_mul_epu32(v, r), 32);
             const __m256i high_odd = _mm256_mul_epu32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(r, 32));
             const __m256i q = _mm256_srlv_epi32(_mm256_blend_epi32(high_even, high_odd, 0xAA),
-                                                _mm256_and_si256(_mm256_srli_epi32(e, 13), shift_bits));
+                                                _mm256_and_si256(_mm256_srli_epi32(e, kRcpShiftAt), shift_bits));
             x[g] = _mm256_add_epi32(_mm256_add_epi32(v, _mm256_and_si256(e, bias_bits)),
                                     _mm256_mullo_epi32(q, _mm256_sub_epi32(total, freq)));
         }

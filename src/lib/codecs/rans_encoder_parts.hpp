@@ -20,8 +20,12 @@ constexpr int kShiftFast = 10, kShiftFull = 12;
 
 // A symbol's (or pair's) coding entry: bias (13 bits: start, plus (1 << shift) - 1 for a
 // frequency of 1), the reciprocal's shift (4 bits), the frequency (13 bits).
+constexpr uint32_t kBiasMask = 0x1fff;
+constexpr int kRcpShiftAt = 13;
+constexpr uint32_t kRcpShiftMask = 15;
+constexpr int kFreqAt = 17;
 constexpr uint32_t entry_of(uint32_t start, uint32_t freq, uint32_t rcp_shift, int shift) {
-    return (start + (freq == 1 ? (1u << shift) - 1 : 0)) | rcp_shift << 13 | freq << 17;
+    return (start + (freq == 1 ? (1u << shift) - 1 : 0)) | rcp_shift << kRcpShiftAt | freq << kFreqAt;
 }
 // Reciprocals per frequency (at most 1 << kShiftFull), as rANS_word.h's RansEncSymbolInit
 // computes them: state / freq == (state * rcp) >> (32 + rcp_shift) for every state below 2^31.
@@ -48,15 +52,15 @@ void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t t
 // One symbol into one lane's state: the word below `w` if the state is too large for it.
 template <int Shift>
 inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp) {
-    const uint32_t freq = e >> 17;
+    const uint32_t freq = e >> kFreqAt;
     if (x >= freq << (31 - Shift)) {
         w -= 2;
         const uint16_t word = static_cast<uint16_t>(x);
         std::memcpy(w, &word, 2);
         x >>= 16;
     }
-    const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> 13) & 15)));
-    x += (e & 0x1fff) + q * ((1u << Shift) - freq);
+    const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> kRcpShiftAt) & kRcpShiftMask)));
+    x += (e & kBiasMask) + q * ((1u << Shift) - freq);
 }
 
 // Steps steps-1 .. 0 of all 32 lanes into `state` (the lanes' states) and downwards from

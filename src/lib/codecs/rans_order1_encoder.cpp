@@ -75,7 +75,7 @@ void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
 
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
 // counts a compare; the row left zero.
-__attribute__((target("avx512f,popcnt"))) uint32_t list_row(uint32_t* row, uint32_t* freq, uint8_t* symbol,
+__attribute__((target("avx512f,popcnt"))) uint32_t list_row_avx512(uint32_t* row, uint32_t* freq, uint8_t* symbol,
                                                              uint32_t k) {
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (int j = 0; j < 256; j += 16) {
@@ -113,7 +113,7 @@ struct Form {
     uint32_t (*list_row)(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k);
     StepsFn steps10, steps12;
 };
-constexpr Form kAvx512{list_row, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
+constexpr Form kAvx512{list_row_avx512, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
 constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
 
 // Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
