@@ -47,8 +47,8 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q8_0, big)) == "planes:rm(hi=rans:0,rest=zstd:1)");
     CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q4_0, small)) == "planes:rm(hi=zstd:1,rest=zstd:1)");
     // default: quant V keeps its own graph whatever the K rules around it say.
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=zstd:3)");
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=zstd:3)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=zstd:1)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=zstd:1)");
     // default: float V's top plane by order-0 rANS in storage order; the f16 mantissa byte too,
     // the others' by bitpack (zstd -3's matches did not pay for their time).
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=rans:0)");
@@ -69,7 +69,7 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Default, small_q8k) == quant_k);
     CHECK(spec(Preset::Default, big_q8k, true) == quant_k);
     CHECK(spec(Preset::Default, small_q8k, true) == quant_k + "|planes(top=rans:1,q=zstd:6,rest=zstd:3)");
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100), true) == "dedup+planes:rm(all=zstd:3)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100), true) == "dedup+planes:rm(all=zstd:1)");
     // Every graph above parses into alternatives the plan can run.
     for (Preset p : {Preset::Fast, Preset::Default, Preset::Max})
         for (const Section& s : {big_q8k, small_q8k, kv(K::KvValue, ElemType::BF16, 100, true)})

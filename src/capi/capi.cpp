@@ -97,7 +97,9 @@ template <class F> int guarded(int data_error, F&& f) noexcept {
 
 unsigned resolve_threads(int requested, uint64_t work_units) {
     if (requested < 0) throw BadParameter("threads must be 0 (all cores) or a count, not " + std::to_string(requested));
-    const unsigned hc = std::max(1u, std::thread::hardware_concurrency());
+    // Read once: glibc reads /sys/devices/system/cpu/online on every call (6 us here, as much
+    // as a small plane's coding).
+    static const unsigned hc = std::max(1u, std::thread::hardware_concurrency());
     uint64_t t = requested ? uint64_t(requested) : hc;
     t = std::min<uint64_t>({t, 4ull * hc, std::max<uint64_t>(work_units, 1)});
     return static_cast<unsigned>(t);

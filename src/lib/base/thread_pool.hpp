@@ -5,9 +5,11 @@
 #pragma once
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <type_traits>
 #include <thread>
@@ -86,6 +88,7 @@ public:
         cv_.notify_one();
         return fut;
     }
+    bool runs_jobs_inline() const { return max_ == 0; }
     size_t started() const {
         std::lock_guard<std::mutex> lk(m_);
         return workers_.size();
@@ -173,7 +176,19 @@ public:
         make_room(cost);
         cost_ += cost;
         peak_cost_ = std::max(peak_cost_, cost_);
-        q_.push_back({std::move(tag), cost, pool_.submit(std::move(job))});
+        if (!pool_.runs_jobs_inline()) {
+            q_.push_back({std::move(tag), cost, pool_.submit(std::move(job)), {}, {}});
+            return;
+        }
+        // Run here and keep the result: a promise and its future per chunk cost a futex call
+        // each (its once-flag's wake-up), 1 us, which on a small file's many chunks adds up.
+        Entry e{std::move(tag), cost, {}, {}, {}};
+        try {
+            e.ready.emplace(job());
+        } catch (...) {
+            e.failed = std::current_exception();
+        }
+        q_.push_back(std::move(e));
     }
     void drain() {
         while (!q_.empty()) retire_one();
@@ -184,13 +199,16 @@ private:
     struct Entry {
         Tag tag;
         uint64_t cost;
-        std::future<Result> result;
+        std::future<Result> result;     // from the pool's workers
+        std::optional<Result> ready;    // or, run inline, the result itself
+        std::exception_ptr failed;      // or what it threw
     };
     void retire_one() {
         Entry e = std::move(q_.front());
         q_.pop_front();
         cost_ -= e.cost;
-        retire_(e.tag, e.result.get());
+        if (e.failed) std::rethrow_exception(e.failed);
+        retire_(e.tag, e.ready ? std::move(*e.ready) : e.result.get());
     }
     ThreadPool& pool_;
     size_t max_jobs_;
