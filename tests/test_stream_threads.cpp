@@ -108,3 +108,32 @@ TEST_CASE("thread pool, inline: each job runs at once on the submitting thread, 
     CHECK_THROWS_WITH(failed.get(), "job failed");
     CHECK(pool.started() == 0);
 }
+
+TEST_CASE("ordered queue on an inline pool: jobs run at submit, results retire in order, an error at its turn",
+          "[threads]") {
+    ThreadPool pool{ThreadPool::Inline{}};
+    std::vector<int> ran, retired;
+    OrderedQueue<std::vector<int>, int> queue(pool, 3, 1000, [&](const int& tag, std::vector<int>&& r) {
+        retired.push_back(tag);
+        CHECK(r == std::vector<int>(size_t(tag), tag));  // the job's own result, moved whole
+    });
+    for (int tag = 1; tag <= 5; ++tag) {
+        queue.submit(tag, 10, [&, tag] {
+            ran.push_back(tag);
+            return std::vector<int>(size_t(tag), tag);
+        });
+        CHECK(ran.back() == tag);  // run before submit returned
+    }
+    CHECK(retired == std::vector<int>{1, 2});  // at most three in flight: the first two made room
+    queue.drain();
+    CHECK(retired == std::vector<int>{1, 2, 3, 4, 5});
+    CHECK(pool.started() == 0);
+
+    // A job that throws: the jobs before it retire, its error comes out at its own turn.
+    retired.clear();
+    queue.submit(6, 10, [] { return std::vector<int>(6, 6); });
+    queue.submit(7, 10, []() -> std::vector<int> { throw Error("job 7 failed"); });
+    queue.submit(8, 10, [] { return std::vector<int>(8, 8); });
+    CHECK_THROWS_WITH(queue.drain(), "job 7 failed");
+    CHECK(retired == std::vector<int>{6});
+}

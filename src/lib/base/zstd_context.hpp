@@ -25,6 +25,7 @@ class KeptWorkspace {
 public:
     ZSTD_customMem mem() { return {&KeptWorkspace::alloc, &KeptWorkspace::release, this}; }
     ~KeptWorkspace() { ::operator delete(kept_); }
+    size_t handed_back() const { return handed_back_; }  // allocations served by a kept block
 
 private:
     static constexpr size_t kHead = 64;             // the block's capacity, before what zstd gets
@@ -37,6 +38,7 @@ private:
         if (k->kept_ && capacity(k->kept_) >= n) {
             void* block = k->kept_;
             k->kept_ = nullptr;
+            ++k->handed_back_;
             return static_cast<char*>(block) + kHead;
         }
         void* block = ::operator new(n + kHead, std::nothrow);
@@ -56,6 +58,7 @@ private:
     }
 
     void* kept_ = nullptr;
+    size_t handed_back_ = 0;
 };
 
 struct ZstdCCtx {
