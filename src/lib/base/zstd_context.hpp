@@ -3,6 +3,7 @@
 // hot users keep one per thread.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 #ifndef ZSTD_STATIC_LINKING_ONLY
@@ -41,6 +42,7 @@ private:
             ++k->handed_back_;
             return static_cast<char*>(block) + kHead;
         }
+        if (n > SIZE_MAX - kHead) return nullptr;  // (zstd takes a null block as out of memory)
         void* block = ::operator new(n + kHead, std::nothrow);
         if (!block) return nullptr;
         capacity(block) = n;
