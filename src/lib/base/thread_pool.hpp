@@ -33,7 +33,8 @@ public:
     // No workers: each job runs at once on the submitting thread (its future is ready when
     // submit returns). For small inputs a worker would start cold, with its own malloc arena's
     // fresh pages and per-thread codec tables and contexts built again, for less work than
-    // that costs; the calling thread has them warm from its earlier calls.
+    // that costs; the calling thread has them warm from its earlier calls. (OrderedQueue, the
+    // engine's only user, runs such jobs itself and keeps their results without a future.)
     struct Inline {};
     explicit ThreadPool(Inline) : max_(0) {}
     ~ThreadPool() { stop_and_join(); }
