@@ -6,10 +6,12 @@
 // is kept (up to kMaxKeptBytes in all) and the next buffer of its size takes it with its
 // pages in place. Blocks above 1 MiB are whole, aligned huge pages, advised into transparent
 // huge pages (one fault and a 2 MiB clear where there were 512 faults); smaller ones are
-// 256 KiB, 512 KiB or 1 MiB (a plane's buffers vary a little in size from chunk to chunk:
+// 64 KiB, 128 KiB, ... 1 MiB (a plane's buffers vary a little in size from chunk to chunk:
 // a class each still finds the block of the last). Without the smaller classes, a 4 MB q8_0
 // cache compressed through the C API took 7.1-7.7 ms or 12.6-14.1 ms a call depending only
-// on where glibc's heap top happened to lie (trimmed and faulted in again every call).
+// on where glibc's heap top happened to lie (trimmed and faulted in again every call); with
+// classes from 256 KiB only, files of 100 KB-1.3 MB (their stage outputs and planes of
+// 64-256 KiB) still took 11-188 page faults a call, 1.3-2x the time of the call without them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +35,7 @@ inline constexpr bool kAddressSanitizer = false;
 
 // Buffers of at least this many bytes are allocated by allocate_large; none under
 // AddressSanitizer, which then sees every buffer's bounds (it does not watch mappings).
-inline constexpr size_t kSmallestBlockBytes = size_t(256) << 10;
+inline constexpr size_t kSmallestBlockBytes = size_t(64) << 10;
 inline constexpr size_t kLargeBufferBytes = kAddressSanitizer ? SIZE_MAX : kSmallestBlockBytes;
 
 // Freed blocks kept for reuse, at most this many bytes of them (beyond: the blocks freed
