@@ -76,7 +76,7 @@ bool worth_coding(ByteSpan in) {
 // order-1 table (a frequency list per context) costs far more than order-0's, and on planes
 // whose bytes do not depend on the previous one (quants of a model without channel structure)
 // order-1 loses 2-3 %. Entropies from the pairs at sample_step's positions (every pair up to
-// 32 KB; a first, smaller sample on large planes, see order1_pays), table sizes from the
+// 32 KB; a first, smaller sample on large planes, see choose_order), table sizes from the
 // distinct symbols and pairs seen, ~0.8 bytes each (htscodecs
 // packs its tables; 0.6-1.0 all pick the smaller order on the corpus's q8_0 and q4_0 quants).
 // Order-0 and order-1 costs of `in` from the pairs at every step-th position: the coded bytes
@@ -148,7 +148,14 @@ size_t distinct_bytes(ByteSpan in) {
 
 constexpr size_t kMaxSampledPairs = size_t{1} << 14;
 
-bool order1_pays(ByteSpan in) {
+// What rans:1 does with a plane it measures: store it, or code it at order 0 or 1.
+enum class OrderChoice { Store, Order0, Order1 };
+
+// The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
+// at all (what worth_coding asks of planes coded at a fixed order), from the same counts.
+bool worth_coding(const OrderCosts& c, size_t n) { return c.coded0 < 0.98 * static_cast<double>(n); }
+
+OrderChoice choose_order(ByteSpan in) {
     // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
     // (by 5 %) even with the largest table the plane's byte values allow (every pair of them):
     // the sign/exponent planes of floats (a few dozen values, order-1 15-20 % smaller) are
@@ -157,24 +164,29 @@ bool order1_pays(ByteSpan in) {
     // distinct pairs than there are), so anything less clear gets the full estimate: the
     // same decisions as before on the corpus. (16 K pairs, not 64 K: the same decisions on
     // every corpus file, and 4 % off the default's compression time over the corpus folder.)
+    const auto order = [](bool order1) { return order1 ? OrderChoice::Order1 : OrderChoice::Order0; };
     const size_t full_step = sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10);
     if (in.size() > 2 * kMaxSampledPairs) {
         const size_t quick_step = in.size() / kMaxSampledPairs;
         const OrderCosts quick = order_costs(in, quick_step);
+        if (!worth_coding(quick, in.size())) return OrderChoice::Store;
         // Only a sample dense in its pairs (8 or more a pair) can judge order 1 at a glance:
         // sparser, its entropies are off by more than the correction makes good. The table of
         // every pair of bytes first: on a plane of megabytes it still wins, and the pass over
         // every byte that counts the values is not needed.
         if (quick.pairs_seen * 8 <= kMaxSampledPairs) {
-            if (quick.corrected1(256 * 256) < 0.95 * quick.corrected0()) return true;
+            if (quick.corrected1(256 * 256) < 0.95 * quick.corrected0()) return OrderChoice::Order1;
             const size_t values = distinct_bytes(in);
-            if (quick.corrected1(values * values) < 0.95 * quick.corrected0()) return true;
+            if (quick.corrected1(values * values) < 0.95 * quick.corrected0()) return OrderChoice::Order1;
         }
         // Planes of 32-48 KB are sampled at the same step both times: the counts are these.
-        if (quick_step == full_step) return quick.corrected1() < 0.99 * quick.corrected0();
+        if (quick_step == full_step) return order(quick.corrected1() < 0.99 * quick.corrected0());
+        const OrderCosts full = order_costs(in, full_step);
+        return order(full.corrected1() < 0.99 * full.corrected0());
     }
     const OrderCosts full = order_costs(in, full_step);
-    return full.corrected1() < 0.99 * full.corrected0();
+    if (!worth_coding(full, in.size())) return OrderChoice::Store;
+    return order(full.corrected1() < 0.99 * full.corrected0());
 }
 
 // A buffer with kPad bytes of slack on both sides, reused per thread (not zeroed: the library
@@ -226,8 +238,17 @@ public:
     // else it is taken as the caller decided.
     static void encode_from(ByteSpan in, ByteSpan params, Bytes& out, bool in_slack, bool estimate = true) {
         int flags = flags_of(params);
-        if (in.size() < kMinCoded || in.size() > INT_MAX / 2 || !worth_coding(in)) return store(in, out);
-        if (in.size() < kMinOrder1 || ((flags & 1) && estimate && !order1_pays(in))) flags &= ~1;
+        if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
+        if ((flags & 1) && estimate && in.size() >= kMinOrder1) {
+            // The order's estimate counts the plane's bytes (pairs) anyway: whether it is worth
+            // coding at all comes from the same counts, not from a count of its own.
+            const OrderChoice choice = choose_order(in);
+            if (choice == OrderChoice::Store) return store(in, out);
+            if (choice == OrderChoice::Order0) flags &= ~1;
+        } else {
+            if (!worth_coding(in)) return store(in, out);
+            if (in.size() < kMinOrder1) flags &= ~1;
+        }
         rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
