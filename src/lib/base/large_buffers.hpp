@@ -15,6 +15,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
 
 namespace stz {
 
@@ -49,5 +52,26 @@ void* allocate_large(size_t bytes);
 void free_large(void* p, size_t bytes) noexcept;
 // Bytes of freed blocks kept now (tests, diagnostics).
 size_t large_bytes_kept();
+
+// A table that a thread keeps for its lifetime (an encoder's counts, a decoder's slots), value-
+// initialised, in a huge page where the kernel gives them: a table of 0.25-1 MiB from operator new
+// faulted its small pages in one by one on every thread's first call (~11 us each on a virtual
+// machine: 3 ms of a 20 ms compression of a small file). Under AddressSanitizer from operator new,
+// which it watches.
+struct LargeTableDeleter {
+    size_t bytes;  // what allocate_large was asked for; 0 = operator new
+    template <class T> void operator()(T* p) const noexcept {
+        static_assert(std::is_trivially_destructible_v<T>);
+        if (bytes) free_large(p, bytes);
+        else ::operator delete(p, std::align_val_t(alignof(T)));
+    }
+};
+template <class T> std::unique_ptr<T, LargeTableDeleter> make_large_table() {
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= kHugePageBytes);
+    if (kAddressSanitizer) return {new (::operator new(sizeof(T), std::align_val_t(alignof(T)))) T(), LargeTableDeleter{0}};
+    // Past half a huge page a block is whole huge pages, aligned (block_size).
+    const size_t bytes = sizeof(T) > kHugePageBytes / 2 ? sizeof(T) : kHugePageBytes / 2 + 1;
+    return {new (allocate_large(bytes)) T(), LargeTableDeleter{bytes}};
+}
 
 }  // namespace stz

@@ -40,11 +40,15 @@ constexpr size_t kKeptCodedBytes = size_t{8} << 20;
 
 // The decoder's plane buffer, reused per thread (a fresh zeroed buffer per chunk costs page faults).
 // Sub-pipelines never re-enter planes (nesting is refused), so one buffer per thread suffices.
+// Bytes: a chunk-sized one is in huge pages (large_buffers.hpp), not 1,024 small pages per 4 MiB
+// that each new thread faulted in one by one.
 uint8_t* scratch(uint64_t n) {
-    thread_local std::unique_ptr<uint8_t[]> buf;
-    thread_local uint64_t cap = 0;
-    if (n > cap) buf.reset(new uint8_t[n]), cap = n;
-    return buf.get();
+    thread_local Bytes buf;
+    if (n > buf.size()) {
+        Bytes larger(static_cast<size_t>(n));  // (not resize: the old bytes need no copy)
+        buf.swap(larger);
+    }
+    return buf.data();
 }
 
 bool is_store(const Pipeline& r) { return r.stages.size() == 1 && r.stages[0].codec->id() == 0; }

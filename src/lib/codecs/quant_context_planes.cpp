@@ -56,22 +56,25 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     // (65536 cells, 8x a small chunk's sampled pairs) in one that only the cells used are read
     // from and cleared in. (References to the per-thread buffers: each access of a
     // thread_local in a shared library's loop can cost a call.)
+    struct PairTable {
+        uint32_t cells[256 * 256];  // zero between calls
+    };
     static thread_local Bytes syms_buffer;
-    static thread_local std::vector<uint32_t> pairs_buffer, used_buffer;
+    static thread_local std::vector<uint32_t, DefaultInitAllocator<uint32_t>> used_buffer;  // (written before read)
+    static thread_local const auto pairs_table = make_large_table<PairTable>();
     Bytes& syms = syms_buffer;
-    std::vector<uint32_t>&pairs = pairs_buffer, &used_cells = used_buffer;
+    auto& used_cells = used_buffer;
     const size_t cells = size_t(alphabet) * alphabet;
     const bool dense = cells <= kDenseCells;
     uint32_t dense_pairs[kDenseCells];
     syms.resize(sampled * kElems);
     if (dense) std::fill(dense_pairs, dense_pairs + cells, 0u);
-    else if (pairs.size() < cells) pairs.assign(cells, 0);
     if (used_cells.size() < std::max(sampled * kElems, cells)) used_cells.resize(std::max(sampled * kElems, cells));
     uint32_t* const used = used_cells.data();
     size_t n_used = 0;
     unsigned k = 0;
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
-    uint32_t* const table_of_pairs = dense ? dense_pairs : pairs.data();
+    uint32_t* const table_of_pairs = dense ? dense_pairs : pairs_table->cells;
     for (size_t i = cols; i < sampled; ++i) {
         const uint8_t* const s = &syms[i * kElems];
         const uint8_t* const up = s - cols * kElems;

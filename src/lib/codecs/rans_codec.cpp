@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <memory>
 #include <cmath>
 #include <vector>
@@ -105,10 +106,13 @@ OrderCosts order_costs(ByteSpan in, size_t step) {
     // push_back may write anywhere as far as the compiler knows), and a pair's first sighting
     // is recorded without a branch (written always, kept only when its count was 0; one slot
     // more than there are pairs for that last write).
-    thread_local std::unique_ptr<uint32_t[]> pair_mem(new uint32_t[256 * 256]());
-    thread_local std::unique_ptr<uint16_t[]> seen_mem(new uint16_t[256 * 256 + 1]);
-    uint32_t* const pairs = pair_mem.get();
-    uint16_t* const seen = seen_mem.get();
+    struct PairTable {
+        uint32_t pairs[256 * 256];  // zero between calls
+        uint16_t seen[256 * 256 + 1];
+    };
+    thread_local const auto table_mem = make_large_table<PairTable>();
+    uint32_t* const pairs = table_mem->pairs;
+    uint16_t* const seen = table_mem->seen;
     size_t n_seen = 0;
     uint32_t single[256] = {}, context[256] = {};
     const uint8_t* const bytes = in.data();
@@ -189,15 +193,21 @@ OrderChoice choose_order(ByteSpan in) {
     return order(full.corrected1() < 0.99 * full.corrected0());
 }
 
-// A buffer with kPad bytes of slack on both sides, reused per thread (not zeroed: the library
-// reads the slack at most, never uses it).
+// A buffer with kPad bytes of slack on both sides, reused per thread. Only the slack is zeroed
+// (the library reads it at most, never uses it; the rest is written before it is read). Bytes:
+// a plane-sized one is a kept block (large_buffers.hpp), whose pages are there, where a zeroed
+// new[] of each larger size faulted every page in again.
 struct PaddedBuffer {
-    std::unique_ptr<uint8_t[]> mem;
-    size_t cap = 0;
+    Bytes mem;
 };
 uint8_t* padded(PaddedBuffer& buf, size_t n) {
-    if (buf.cap < n) buf.mem.reset(new uint8_t[n + 2 * kPad]()), buf.cap = n;
-    return buf.mem.get() + kPad;
+    if (buf.mem.size() < n + 2 * kPad) {
+        Bytes larger(n + 2 * kPad);
+        std::memset(larger.data(), 0, kPad);
+        std::memset(larger.data() + kPad + n, 0, kPad);
+        buf.mem.swap(larger);
+    }
+    return buf.mem.data() + kPad;
 }
 
 // The bytes for the library to read (it reads past its input, before it on one encoder): `in`

@@ -61,7 +61,7 @@ struct Scratch {
     std::array<uint8_t, kMaxTableBytes> table;
 };
 Scratch& scratch() {
-    thread_local std::unique_ptr<Scratch> s(new Scratch());  // value-initialised: zero counts
+    thread_local const auto s = make_large_table<Scratch>();  // value-initialised: zero counts
     return *s;
 }
 
