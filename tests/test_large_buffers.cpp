@@ -123,7 +123,7 @@ TEST_CASE("large buffers: a Bytes of 64-128 KiB takes the block a buffer of its 
 
 TEST_CASE("large tables: value-initialised every time, even on a block a table before left dirty", "[base][memory]") {
     struct Counts {
-        alignas(64) uint32_t cells[256 * 256];  // 256 KiB: taken as a huge-page block
+        alignas(64) uint32_t cells[256 * 256];  // 256 KiB: a block of the 512 KiB class
         uint16_t seen[1000];
     };
     uintptr_t first = 0;

@@ -54,10 +54,12 @@ void free_large(void* p, size_t bytes) noexcept;
 size_t large_bytes_kept();
 
 // A table that a thread keeps for its lifetime (an encoder's counts, a decoder's slots), value-
-// initialised, in a huge page where the kernel gives them: a table of 0.25-1 MiB from operator new
-// faulted its small pages in one by one on every thread's first call (~11 us each on a virtual
-// machine: 3 ms of a 20 ms compression of a small file). Under AddressSanitizer from operator new,
-// which it watches.
+// initialised, from a kept block (large_buffers.hpp): one of more than a quarter of a huge page
+// takes a whole huge page where the kernel gives them (a ~1 MB table from operator new faulted its
+// small pages in one by one on every thread's first call, ~11 us each on a virtual machine: 3 ms
+// of a 20 ms compression of a small file), a smaller one a block of its class (rounding it up to
+// a huge page would cost each thread up to 8x its size in memory). Under AddressSanitizer from
+// operator new, which it watches.
 struct LargeTableDeleter {
     size_t bytes;  // what allocate_large was asked for; 0 = operator new
     template <class T> void operator()(T* p) const noexcept {
@@ -70,7 +72,7 @@ template <class T> std::unique_ptr<T, LargeTableDeleter> make_large_table() {
     static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= kHugePageBytes);
     if (kAddressSanitizer) return {new (::operator new(sizeof(T), std::align_val_t(alignof(T)))) T(), LargeTableDeleter{0}};
     // Past half a huge page a block is whole huge pages, aligned (block_size).
-    const size_t bytes = sizeof(T) > kHugePageBytes / 2 ? sizeof(T) : kHugePageBytes / 2 + 1;
+    const size_t bytes = sizeof(T) > kHugePageBytes / 4 && sizeof(T) <= kHugePageBytes / 2 ? kHugePageBytes / 2 + 1 : sizeof(T);
     return {new (allocate_large(bytes)) T(), LargeTableDeleter{bytes}};
 }
 
