@@ -54,7 +54,7 @@ void free_large(void* p, size_t bytes) noexcept;
 size_t large_bytes_kept();
 
 // A table that a thread keeps for its lifetime (an encoder's counts, a decoder's slots), value-
-// initialised, from a kept block (large_buffers.hpp): one of more than a quarter of a huge page
+// initialised, from a kept block (allocate_large): one of more than a quarter of a huge page
 // takes a whole huge page where the kernel gives them (a ~1 MB table from operator new faulted its
 // small pages in one by one on every thread's first call, ~11 us each on a virtual machine: 3 ms
 // of a 20 ms compression of a small file), a smaller one a block of its class (rounding it up to

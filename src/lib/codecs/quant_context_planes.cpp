@@ -49,32 +49,42 @@ struct PlaneCounts {
 
 constexpr size_t kDenseCells = 1024;  // 5-bit values' pairs
 
+// count_plane's buffers, one set per thread for every instantiation (the calls never overlap).
+struct CountScratch {
+    struct PairTable {
+        uint32_t cells[256 * 256];  // zero between calls
+    };
+    Bytes syms;
+    std::vector<uint32_t, DefaultInitAllocator<uint32_t>> used;  // (written before read)
+    std::unique_ptr<PairTable, LargeTableDeleter> pairs;        // made at the first plane of bytes
+};
+CountScratch& count_scratch() {
+    thread_local CountScratch scratch;
+    return scratch;
+}
+
 template <typename BlockAt, typename Symbols>
 PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, size_t n, unsigned cols) {
     const size_t sampled = std::min(n, kRowEstimateBlocks + cols);
     // Each block's symbols once. The pairs of a small alphabet in a table read whole; of bytes
     // (65536 cells, 8x a small chunk's sampled pairs) in one that only the cells used are read
-    // from and cleared in. (References to the per-thread buffers: each access of a
+    // from and cleared in. (A reference to the per-thread buffers: each access of a
     // thread_local in a shared library's loop can cost a call.)
-    struct PairTable {
-        uint32_t cells[256 * 256];  // zero between calls
-    };
-    static thread_local Bytes syms_buffer;
-    static thread_local std::vector<uint32_t, DefaultInitAllocator<uint32_t>> used_buffer;  // (written before read)
-    static thread_local const auto pairs_table = make_large_table<PairTable>();
-    Bytes& syms = syms_buffer;
-    auto& used_cells = used_buffer;
+    CountScratch& scratch = count_scratch();
+    Bytes& syms = scratch.syms;
+    auto& used_cells = scratch.used;
     const size_t cells = size_t(alphabet) * alphabet;
     const bool dense = cells <= kDenseCells;
     uint32_t dense_pairs[kDenseCells];
     syms.resize(sampled * kElems);
     if (dense) std::fill(dense_pairs, dense_pairs + cells, 0u);
+    else if (!scratch.pairs) scratch.pairs = make_large_table<CountScratch::PairTable>();
     if (used_cells.size() < std::max(sampled * kElems, cells)) used_cells.resize(std::max(sampled * kElems, cells));
     uint32_t* const used = used_cells.data();
     size_t n_used = 0;
     unsigned k = 0;
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
-    uint32_t* const table_of_pairs = dense ? dense_pairs : pairs_table->cells;
+    uint32_t* const table_of_pairs = dense ? dense_pairs : scratch.pairs->cells;
     for (size_t i = cols; i < sampled; ++i) {
         const uint8_t* const s = &syms[i * kElems];
         const uint8_t* const up = s - cols * kElems;

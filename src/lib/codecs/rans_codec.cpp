@@ -193,21 +193,18 @@ OrderChoice choose_order(ByteSpan in) {
     return order(full.corrected1() < 0.99 * full.corrected0());
 }
 
-// A buffer with kPad bytes of slack on both sides, reused per thread. Only the slack is zeroed
-// (the library reads it at most, never uses it; the rest is written before it is read). Bytes:
-// a plane-sized one is a kept block (large_buffers.hpp), whose pages are there, where a zeroed
-// new[] of each larger size faulted every page in again.
-struct PaddedBuffer {
-    Bytes mem;
-};
-uint8_t* padded(PaddedBuffer& buf, size_t n) {
-    if (buf.mem.size() < n + 2 * kPad) {
+// Room for n bytes in `buf` (reused per thread) with kPad bytes of slack on both sides. Only the
+// slack is zeroed (the library reads it at most, never uses it; the rest is written before it is
+// read). Bytes: a plane-sized buffer is a kept block (large_buffers.hpp), whose pages are there,
+// where a zeroed new[] of each larger size faulted every page in again.
+uint8_t* padded(Bytes& buf, size_t n) {
+    if (buf.size() < n + 2 * kPad) {
         Bytes larger(n + 2 * kPad);
         std::memset(larger.data(), 0, kPad);
         std::memset(larger.data() + kPad + n, 0, kPad);
-        buf.mem.swap(larger);
+        buf.swap(larger);
     }
-    return buf.mem.data() + kPad;
+    return buf.data() + kPad;
 }
 
 // The bytes for the library to read (it reads past its input, before it on one encoder): `in`
@@ -215,7 +212,7 @@ uint8_t* padded(PaddedBuffer& buf, size_t n) {
 // kept per thread. The pointer is non-const for the library's signatures; it only reads.
 uint8_t* library_input(ByteSpan in, bool slack) {
     if (slack) return const_cast<uint8_t*>(in.data());
-    thread_local PaddedBuffer copy;
+    thread_local Bytes copy;
     uint8_t* p = padded(copy, in.size());
     std::memcpy(p, in.data(), in.size());
     return p;
@@ -324,7 +321,7 @@ public:
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
         check_coded(body, out_size);
-        thread_local PaddedBuffer dst_buf;
+        thread_local Bytes dst_buf;
         uint8_t* dst = padded(dst_buf, out_size);
         decode_coded(body, out_size, dst);
         std::memcpy(out, dst, out_size);

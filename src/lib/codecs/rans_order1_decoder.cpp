@@ -29,7 +29,6 @@
 
 #include <array>
 #include <memory>
-#include <vector>
 
 #include "byte_transpose.hpp"
 #include "rans_order1_lanes.hpp"
@@ -88,13 +87,15 @@ bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<uint8_t,
 // Slot entries: (frequency - 1) << (shift + 8) | the slot's offset within its symbol << 8 | the
 // symbol. A table of 256 rows of 1 << shift entries, kept per thread (4 MiB), zeroed once: a row no
 // stream filled decodes garbage (a corrupt stream's, which the chunk's checksum rejects), never an
-// undefined read. In huge pages (a chunk-sized buffer, large_buffers.hpp): from operator new its
+// undefined read. In huge pages (make_large_table): from operator new its
 // 1,024 small pages faulted in one by one on every thread's first order-1 stream, ~11 ms on a
 // virtual machine, where a small file's whole decompression takes less.
 uint32_t* slot_table() {
-    thread_local std::vector<uint32_t, DefaultInitAllocator<uint32_t>> table;
-    if (table.empty()) table.assign((256u << kMaxShift) + order1::kFillOverrun, 0);
-    return table.data();
+    struct Slots {
+        uint32_t entries[(256u << kMaxShift) + order1::kFillOverrun];
+    };
+    thread_local const auto table = make_large_table<Slots>();
+    return table->entries;
 }
 
 // One context's frequencies over the symbols present, scaled to 1 << shift, into its row: read into
