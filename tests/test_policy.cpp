@@ -34,18 +34,19 @@ std::string spec(Preset p, const Section& s, bool patch_rows = false) {
 
 TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     using K = SectionKind;
-    // fast: the top plane (quant blocks: the scale's high byte) by order-0 rANS when the plane
-    // is 64 KiB or more, else by zstd -1, and always by zstd -1 for f16; quants by zstd -1.
+    // fast: the top plane (quant blocks: the scale's high byte) by order-0 rANS whatever its
+    // size, except f16's (two mantissa bits in it) by zstd -1; quants by zstd -1.
     const uint64_t big = 64 << 10, small = 8 << 10;  // rows: a top plane of 128 KiB / 16 KiB
     CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::F16, big)) == "planes:rm(top=zstd:1,rest=bitpack)");
+    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::F16, small)) == "planes:rm(top=zstd:1,rest=bitpack)");
     CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::BF16, big)) == "planes:rm(top=rans:0,rest=bitpack)");
-    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::BF16, small)) == "planes:rm(top=zstd:1,rest=bitpack)");
+    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::BF16, small)) == "planes:rm(top=rans:0,rest=bitpack)");
     CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, big)) == "dedup+planes:rm(top=rans:0,rest=bitpack)");
-    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100)) == "dedup+planes:rm(top=zstd:1,rest=bitpack)");
-    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100, true)) == "celldedup+planes:rm(top=zstd:1,rest=bitpack)");
-    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(hi=zstd:1,rest=zstd:1)");
+    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100)) == "dedup+planes:rm(top=rans:0,rest=bitpack)");
+    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100, true)) == "celldedup+planes:rm(top=rans:0,rest=bitpack)");
+    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(hi=rans:0,rest=zstd:1)");
     CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q8_0, big)) == "planes:rm(hi=rans:0,rest=zstd:1)");
-    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q4_0, small)) == "planes:rm(hi=zstd:1,rest=zstd:1)");
+    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q4_0, small)) == "planes:rm(hi=rans:0,rest=zstd:1)");
     // default: quant V keeps its own graph whatever the K rules around it say.
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=zstd:1)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=zstd:1)");

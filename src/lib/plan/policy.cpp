@@ -67,8 +67,6 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 //           f16's mantissa byte too (quant V planes keep zstd for their matches: -1).
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 constexpr uint64_t kSmallQuantKBytes = 64 << 10;
-// Fast: the smallest top plane that order-0 rANS codes (below, zstd -1 is faster both ways).
-constexpr uint64_t kFastRansPlaneBytes = 64 << 10;
 
 static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     const auto& t = elem_type_info(s.type);
@@ -84,22 +82,18 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // (layer 0 depends only on the token; shared prompts in every layer): rows of row-major
     // V, columns of transposed V (celldedup: 14 % of the corpus's transposed V bytes).
     const std::string dedup = !value ? "" : s.transposed ? "celldedup+" : "dedup+";
-    // Fast, the sign/exponent plane (of quant blocks the scale's high byte): order-0 rANS where
-    // the plane is large, zstd -1 where it is small, and always zstd -1 for f16 (whose top byte
-    // holds two mantissa bits). rANS sets up its tables per plane: on the corpus's small planes
-    // that cost more than the coding (min of 40 interleaved runs per plane, bench/PROFILE.md:
-    // bf16 K of 16 KB compress 453 -> 526 MB/s, decompress 627 -> 1416; q8_0 K of a 282 KB
-    // layer, an 8 KB scale plane, 679 -> 729 and 1200 -> 1282; q4_0 V 838 -> 1004 and
-    // 1496 -> 2115; the scale plane is a little larger by zstd -1, the corpus folder 0.06 %),
-    // while on a plane of 128 KB or more rANS is the faster (f32 K of 512 KB: compress 1802 vs
-    // 1062 MB/s, decompress 4378 vs 3900; f16 K of 256 KB, a 128 KB top plane, still faster by
-    // zstd -1: 1703 vs 1005, 3302 vs 2348). The quants and the scale's low byte by zstd -1
-    // (on the quants faster than rANS to compress, as fast to decode; V rows repeat); the
-    // near-random low bytes of floats by bitpack.
+    // Fast, the sign/exponent plane (of quant blocks the scale's high byte) by order-0 rANS, of
+    // f16 by zstd -1 (its top byte holds two mantissa bits: rANS there was 0.1 % larger and
+    // decoded 5-9 % slower over the corpus's f16 files). Small planes too: rANS once set up its
+    // tables per plane at a cost above zstd -1's (a size threshold of 64 KB kept small planes on
+    // zstd -1), no longer (the corpus folder in-process, three runs each, 64 KB threshold ->
+    // none: compression 1.32-1.35x -> 1.48-1.50x zstd:3's speed, decompression 1.53-1.59x ->
+    // 1.55-1.63x, 0.06 % smaller; bf16 and f32 files compress 1.9-2.5x faster, decompress
+    // 1.13-1.33x; quant files compress 3-19 % faster, decompress within noise). The quants and
+    // the scale's low byte by zstd -1 (on the quants faster than rANS to compress, as fast to
+    // decode; V rows repeat); the near-random low bytes of floats by bitpack.
     if (p == Preset::Fast) {
-        const uint64_t top_plane = s.size / t.block_bytes;  // bytes: one per element or block
-        const bool rans_top = s.type != ElemType::F16 && top_plane >= kFastRansPlaneBytes;
-        const std::string top = rans_top ? "rans:0" : "zstd:1";
+        const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
         return trim + dedup + (block ? "planes:rm(hi=" + top + ",rest=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)");
     }
     std::string graph;
