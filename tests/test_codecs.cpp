@@ -353,3 +353,51 @@ TEST_CASE("dedup blocks without repeats decode in place, others are left to deco
         }
     }
 }
+
+// A chunk's own recipe leaves out a dedup that found no repeat (its output would be its input
+// and a mark): the payload is what the stages after it make of the chunk itself, the record
+// lists those stages only, and they decode to the chunk. A dedup with repeats stays; so does a
+// last stage, and every stage where alternatives share a prefix (those run in full).
+TEST_CASE("a chunk's recipe leaves out a stage that changed nothing", "[codec]") {
+    const Bytes unique = random_bytes(64 * 50, 23);
+    Bytes repeats = unique;
+    std::copy(repeats.begin(), repeats.begin() + 64, repeats.begin() + 64 * 7);  // row 7 = row 0
+    DataShape rows;
+    rows.row_bytes = 64, rows.elem_bytes = 2;
+    const Pipeline p = parse_pipeline("dedup+zstd:1", rows);
+    StagePrefix none;
+    EncodedChunk e = encode_pipeline(p, unique, none, 0, true);
+    REQUIRE(e.unchanged_stages == std::vector<size_t>{0});
+    const Pipeline recipe = chunk_recipe(p, e);
+    REQUIRE(recipe.stages.size() == 1);
+    CHECK(recipe.stages[0].codec->name() == "zstd");
+    CHECK(e.stage_input_sizes == std::vector<uint64_t>{unique.size()});
+    CHECK(e.unchanged_stages.empty());
+    CHECK(e.payload == encode_pipeline(parse_pipeline("zstd:1", rows), unique).payload);
+    CHECK(decode_pipeline(recipe, e.payload, e.stage_input_sizes) == unique);
+    // Not where the recipe is fixed (a plane's), nor with repeats, nor as the last stage.
+    CHECK(encode_pipeline(p, unique).unchanged_stages.empty());
+    EncodedChunk with_refs = encode_pipeline(p, repeats, none, 0, true);
+    CHECK(with_refs.unchanged_stages.empty());
+    CHECK(chunk_recipe(p, with_refs).stages.size() == 2);
+    CHECK(decode_pipeline(p, with_refs.payload, with_refs.stage_input_sizes) == repeats);
+    const Pipeline alone = parse_pipeline("dedup", rows);
+    EncodedChunk last = encode_pipeline(alone, unique, none, 0, true);
+    CHECK(last.unchanged_stages.empty());
+    CHECK(decode_pipeline(alone, last.payload, last.stage_input_sizes) == unique);
+    // Alternatives that share the dedup: it runs in full for both.
+    const std::vector<Pipeline> alts = parse_alternatives("dedup+zstd:1|dedup+lz4", rows);
+    StagePrefix prefix;
+    EncodedChunk first = encode_pipeline(alts[0], unique, prefix, shared_stages(alts[0], alts[1]), true);
+    EncodedChunk second = encode_pipeline(alts[1], unique, prefix, 0, true);
+    CHECK(first.unchanged_stages.empty());
+    CHECK(second.unchanged_stages.empty());
+    CHECK(decode_pipeline(alts[1], second.payload, second.stage_input_sizes) == unique);
+    // Two unchanged stages in a row: both out, their sizes with them.
+    const Pipeline twice = parse_pipeline("dedup+dedup+zstd:1", rows);
+    EncodedChunk both = encode_pipeline(twice, unique, none, 0, true);
+    CHECK(both.unchanged_stages == std::vector<size_t>{0, 1});
+    const Pipeline only_zstd = chunk_recipe(twice, both);
+    CHECK(only_zstd.stages.size() == 1);
+    CHECK(decode_pipeline(only_zstd, both.payload, both.stage_input_sizes) == unique);
+}

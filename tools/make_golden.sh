@@ -55,6 +55,10 @@ inputs="f16fa ${types} session-bf16 legacy repeats"
 # token's layer-0 V cell that of its first position (celldedup and the token model use that).
 gen seq3 "$in/turn2.bin" --cells 48 --layers 2 --embd 32 --seed 7
 "$C" predictable "$in/turn2.bin" "$in/repeats.bin" "$in/repeats-other-tokens.bin"
+# The same with flash attention: V cells are rows there, which the row dedup finds (a chunk's
+# recipe leaves out a stage that found nothing, so only a file with repeats pins dedup).
+gen seq3 "$in/turn2-fa.bin" --cells 48 --layers 2 --embd 32 --seed 7 --fa
+"$C" predictable "$in/turn2-fa.bin" "$in/repeats-fa.bin" "$in/repeats-fa-other-tokens.bin"
 
 hash_of() { "$C" hash "$1"; }
 size_of() { stat -c %s "$1"; }
@@ -83,7 +87,7 @@ done
 used_ids=" "
 try_codec() {  # id name spec
   local id="$1" name="$2" spec="$3" i
-  for i in repeats f16fa f16 q8_0 q4_0 legacy; do
+  for i in repeats f16fa f16 q8_0 q4_0 legacy repeats-fa; do
     rm -f "$work/try.stz"
     "$S" -q -f -T 1 --codec "$spec" -o "$work/try.stz" "$in/$i.bin" 2>/dev/null || continue
     # A file over 256 KiB (a transform alone on the legacy file's zeros) waits for a form with

@@ -180,9 +180,12 @@ public:
         return s;
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        if (!encode_unless_unchanged(in, params, out)) copy_unchanged(in, out);
+    }
+    bool encode_unless_unchanged(ByteSpan in, ByteSpan params, Bytes& out) const override {
         const Layout l = read_layout(params);
         const uint64_t row = l.cols * l.elem;
-        if (row == 0 || in.empty() || in.size() % row) return copy_unchanged(in, out);
+        if (row == 0 || in.empty() || in.size() % row) return false;
         const uint64_t rows = in.size() / row;
         const std::vector<uint64_t> hashes = column_hashes(in, l, rows);
         UniqueIndex seen(l.cols);
@@ -198,7 +201,7 @@ public:
             if (match >= 0) refs.add(c, static_cast<uint64_t>(match));
             else unique_cols.push_back(c);
         }
-        if (refs.empty()) return copy_unchanged(in, out);
+        if (refs.empty()) return false;
         const size_t at = out.size();
         const uint64_t n_unique = unique_cols.size(), unique_row = n_unique * l.elem;
         out.resize(at + rows * unique_row);
@@ -207,6 +210,7 @@ public:
             tiles.copy(in.data(), row, out.data() + at + u0 * l.elem, unique_row, rows, unique_cols.data() + u0,
                        std::min(TileCopier::kTile, n_unique - u0), l.elem);
         refs.finish(out);
+        return true;
     }
     bool decode_in_place(Bytes& buf, ByteSpan params, size_t out_size) const override {
         (void)read_layout(params);

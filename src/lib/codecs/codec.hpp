@@ -48,6 +48,15 @@ public:
     // after it (a graph stage's planes, side by side in its output): a codec whose library
     // reads past its input codes it where it lies instead of from a padded copy. Default: encode.
     virtual void encode_in_slack(ByteSpan in, ByteSpan params, Bytes& out) const { encode(in, params, out); }
+    // encode, unless the stage would change nothing (dedup finding no repeat, which encode
+    // marks "copied unchanged"): then it writes nothing and returns false, and the chunk's
+    // recipe leaves the stage out, so that neither side passes every byte through it for
+    // nothing. Called only where the recipe is the chunk's own (its record lists the stages;
+    // a plane's recipe is fixed by the graph's parameters). Default: encode.
+    virtual bool encode_unless_unchanged(ByteSpan in, ByteSpan params, Bytes& out) const {
+        encode(in, params, out);
+        return true;
+    }
     // False when encode certainly cannot make `in` smaller, found cheaply: a graph stage then
     // stores the input without encoding it (and copying it twice). Default: it may.
     virtual bool may_shrink(ByteSpan in, ByteSpan params) const {

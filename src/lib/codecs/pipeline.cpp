@@ -88,7 +88,7 @@ size_t shared_stages(const Pipeline& p, const Pipeline& q) {
     return n;
 }
 
-EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep) {
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep, bool own_recipe) {
     // The first stage reads the caller's bytes (or the prefix's output) in place; later stages
     // read the previous stage's output. (A chunk is up to 64 MiB: copying it first would be
     // wasted work.)
@@ -99,7 +99,9 @@ EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefi
     r.stage_input_sizes = std::move(prefix.input_sizes);
     prefix = StagePrefix{};
     ByteSpan in = first ? ByteSpan(cur) : raw;
+    bool in_raw = first == 0;  // `in` is still the caller's bytes: no stage has written yet
     const bool keeps = keep > 0 && keep >= first;  // an earlier stage's output is gone by now
+    const bool may_leave_out = own_recipe && first == 0 && keep == 0;
     const auto keep_output = [&](Bytes&& output) {
         prefix.stages = keep, prefix.output = std::move(output);
         prefix.input_sizes.assign(r.stage_input_sizes.begin(), r.stage_input_sizes.begin() + static_cast<ptrdiff_t>(keep));
@@ -107,15 +109,39 @@ EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefi
     for (size_t i = first; i < p.stages.size(); ++i) {
         r.stage_input_sizes.push_back(in.size());
         next.clear();
-        p.stages[i].codec->encode(in, p.stages[i].params, next);
+        const Stage& st = p.stages[i];
+        // (Never the last stage: a recipe keeps at least one stage.)
+        const bool may_skip = may_leave_out && i + 1 < p.stages.size();
+        if (may_skip && !st.codec->encode_unless_unchanged(in, st.params, next)) {
+            r.unchanged_stages.push_back(i);  // its output is its input: `in` goes on as it is
+            continue;
+        }
+        if (!may_skip) st.codec->encode(in, st.params, next);
         std::swap(cur, next);
-        in = cur;
+        in = cur, in_raw = false;
         if (keeps && i == keep) keep_output(std::move(next));  // stage i's input: moved, not copied
     }
     if (keeps && keep == p.stages.size()) keep_output(Bytes(cur));  // the payload itself: a copy
-    if (p.stages.empty()) cur.assign(raw.begin(), raw.end());
+    if (in_raw) cur.assign(raw.begin(), raw.end());  // no stage, or none that changed anything
     r.payload = std::move(cur);
     return r;
+}
+
+Pipeline chunk_recipe(const Pipeline& p, EncodedChunk& e) {
+    if (e.unchanged_stages.empty()) return p;
+    Pipeline out;
+    std::vector<uint64_t> sizes;
+    for (size_t i = 0, u = 0; i < p.stages.size(); ++i) {
+        if (u < e.unchanged_stages.size() && e.unchanged_stages[u] == i) {
+            ++u;
+            continue;
+        }
+        out.stages.push_back(p.stages[i]);
+        sizes.push_back(e.stage_input_sizes.at(i));
+    }
+    e.stage_input_sizes = std::move(sizes);
+    e.unchanged_stages.clear();
+    return out;
 }
 
 void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, uint64_t payload) {

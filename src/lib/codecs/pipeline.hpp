@@ -27,6 +27,7 @@ std::vector<Pipeline> parse_alternatives(std::string_view spec, const DataShape&
 struct EncodedChunk {
     Bytes payload;
     std::vector<uint64_t> stage_input_sizes;  // one per stage
+    std::vector<size_t> unchanged_stages;     // stages that changed nothing (own_recipe), in order
 };
 
 EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw);
@@ -44,7 +45,12 @@ struct StagePrefix {
 // alternative q with shared_stages(q, p) >= prefix.stages), and leaving in `prefix` what p's
 // first `keep` stages made (for the next alternative; keep = 0 keeps nothing). Codecs are pure
 // functions of their input and parameters, so the payload is the one encode_pipeline makes.
-EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep);
+// `own_recipe`: p is the chunk's own recipe, so a stage that changes nothing may be left out
+// (Codec::encode_unless_unchanged; listed in unchanged_stages, chunk_recipe drops them), but
+// never the last. Not where alternatives share stages (prefix or keep): those run in full.
+EncodedChunk encode_pipeline(const Pipeline& p, ByteSpan raw, StagePrefix& prefix, size_t keep, bool own_recipe = false);
+// The recipe a chunk's record lists: p without e's unchanged stages, whose input sizes leave e.
+Pipeline chunk_recipe(const Pipeline& p, EncodedChunk& e);
 // Throws unless each stage's declared sizes are ones its codec can produce (sizes[i] is the
 // input of stage i, `payload` the last stage's output): bounds work and memory by the input.
 // Whoever reads sizes from untrusted bytes calls it before decode_pipeline (the container

@@ -29,9 +29,12 @@ public:
         require_params(load_le<uint64_t>(p.data()) <= kMaxChunkRaw, "dedup", "row larger than a chunk");
     }
     void encode(ByteSpan in, ByteSpan params, Bytes& out) const override {
+        if (!encode_unless_unchanged(in, params, out)) copy_unchanged(in, out);  // decoded in place, no copy
+    }
+    bool encode_unless_unchanged(ByteSpan in, ByteSpan params, Bytes& out) const override {
         check_params(params);
         const uint64_t row = load_le<uint64_t>(params.data());
-        if (row == 0 || in.empty() || in.size() % row) return copy_unchanged(in, out);
+        if (row == 0 || in.empty() || in.size() % row) return false;
         const size_t n = in.size() / row;
         UniqueIndex seen(n);
         std::vector<size_t> unique_rows;
@@ -44,13 +47,14 @@ public:
             if (match >= 0) refs.add(r, static_cast<uint64_t>(match));
             else unique_rows.push_back(r);
         }
-        if (refs.empty()) return copy_unchanged(in, out);  // decoded in place, no copy
+        if (refs.empty()) return false;
         // The unique rows, copied once into an output grown once.
         const size_t at = out.size();
         out.resize(at + unique_rows.size() * row);
         uint8_t* dst = out.data() + at;
         for (size_t r : unique_rows) std::memcpy(dst, in.data() + r * row, row), dst += row;
         refs.finish(out);
+        return true;
     }
     bool decode_in_place(Bytes& buf, ByteSpan params, size_t out_size) const override {
         check_params(params);

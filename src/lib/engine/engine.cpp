@@ -83,7 +83,7 @@ uint64_t encode_cost_factor(const std::vector<Pipeline>& alternatives) {
 struct Encoded {
     EncodedChunk enc;
     uint64_t hash = 0;
-    const Pipeline* used = nullptr;
+    Pipeline recipe;  // what the chunk's record lists: the alternative kept, less its unchanged stages
     Bytes record;  // ContainerWriter::chunk_record (a const member), made by the worker
     Bytes raw;     // the chunk's bytes: kept until the whole-file hash has them, then reused
 };
@@ -92,13 +92,15 @@ Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& 
     Encoded d;
     d.hash = hash64(raw);
     StagePrefix prefix;  // what the stages this alternative shares with the one before made
+    const Pipeline* used = nullptr;
     for (size_t a = 0; a < alternatives.size(); ++a) {
         const Pipeline& p = alternatives[a];
         const size_t keep = a + 1 < alternatives.size() ? shared_stages(p, alternatives[a + 1]) : 0;
-        EncodedChunk e = encode_pipeline(p, raw, prefix, keep);
-        if (!d.used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), d.used = &p;
+        EncodedChunk e = encode_pipeline(p, raw, prefix, keep, true);
+        if (!used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), used = &p;
     }
-    if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), d.used = &store;  // never expand
+    if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), used = &store;  // never expand
+    d.recipe = chunk_recipe(*used, d.enc);
     return d;
 }
 
@@ -193,7 +195,7 @@ std::vector<uint64_t> execute(InputSource& in, const Plan& plan, ContainerWriter
             }
             const ByteSpan bytes = lent ? ByteSpan(lent + j.offset, j.size) : ByteSpan(raw->data(), j.size);
             Encoded d = encode_chunk(*alts, store, bytes);
-            d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, *d.used, d.enc);
+            d.record = w.chunk_record(j.section, j.offset, j.size, d.hash, d.recipe, d.enc);
             whole.add(ci, bytes);
             d.raw = std::move(*raw);  // the same buffer: the piece stays valid
             return d;
