@@ -89,8 +89,32 @@ TEST_CASE("every codec pipeline round-trips adversarial inputs", "[codec]") {
                 REQUIRE(std::equal(data.begin(), data.end(), into.begin()));
                 REQUIRE(std::all_of(into.begin() + ptrdiff_t(data.size()), into.end(), [](uint8_t x) { return x == 0xee; }));
                 CHECK_THROWS_AS(decode_pipeline_into(p, e.payload, e.stage_input_sizes, into.data(), data.size() + 1), Error);
+                // As a chunk's own recipe (stages that changed nothing left out): still exact.
+                StagePrefix none;
+                EncodedChunk own = encode_pipeline(p, data, none, 0, true);
+                const Pipeline recipe = chunk_recipe(p, own);
+                REQUIRE(!recipe.stages.empty());
+                REQUIRE(decode_pipeline(recipe, own.payload, own.stage_input_sizes) == data);
             }
         }
+}
+
+// Codec::encode_unless_unchanged is encode, or says "nothing to do" having written nothing.
+TEST_CASE("every codec's encode_unless_unchanged writes what encode writes, or nothing", "[codec]") {
+    for (const auto& shape : shapes())
+        for (const Codec* c : all_codecs())
+            for (const auto& spec : c->sample_specs()) {
+                const Pipeline p = parse_pipeline(spec, shape);
+                const Bytes& params = p.stages[0].params;
+                for (const auto& [name, data] : adversarial_inputs()) {
+                    INFO("spec " << spec << ", input " << name << ", row " << shape.row_bytes);
+                    Bytes unless{7}, plain{7};  // appended to, as every encode does
+                    const bool changed = c->encode_unless_unchanged(data, params, unless);
+                    c->encode(data, params, plain);
+                    if (changed) CHECK(unless == plain);
+                    else CHECK(unless == Bytes{7});
+                }
+            }
 }
 
 TEST_CASE("trim drops only verified zeros", "[codec]") {
