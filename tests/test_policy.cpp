@@ -50,9 +50,10 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     // default: quant V keeps its own graph whatever the K rules around it say.
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=zstd:1)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=zstd:1)");
-    // default: float V's top plane by order-0 rANS in storage order; the f16 mantissa byte too,
-    // the others' by bitpack (zstd -3's matches did not pay for their time).
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(all=rans:0)");
+    // default: float V's top plane by order-0 rANS in storage order (f16's by zstd -1), the
+    // mantissa bytes by order-0 rANS too (zstd -3's matches did not pay for their time).
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(top=zstd:1,rest=rans:0)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100, true)) == "celldedup+planes:rm(top=zstd:1,rest=rans:0)");
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::BF16, 100, true)) == "celldedup+planes:rm(all=rans:0)");
     CHECK(spec(Preset::Default, kv(K::KvKey, ElemType::F16, 100)) == "planes(top=rans:1,rest=bitpack)");
     // Quant K: qctx's rANS planes (no model per channel; 5-bit values whole in a plane of their
