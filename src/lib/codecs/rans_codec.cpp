@@ -99,6 +99,24 @@ struct OrderCosts {
         return cost1(order1_table) + scale * kMillerMadowBits * static_cast<double>(pairs_seen - contexts) / 8;
     }
 };
+// The pairs (byte before, byte) at positions 1, 1 + step, ... of `bytes` counted into `pairs`,
+// each pair's first sighting listed in `seen`; returns how many are listed. A function of its
+// own, with nothing else live: inlined into order_costs, GCC kept the list's length and the
+// pointers on the stack, and each pair waited on a store and reload of the length (order_costs
+// 14.4 % -> 11.9 % of the default's compression of v040's 211 KB f16 file, perf; what is left is
+// the counters' own increments, which repeat within a few pairs on a sign/exponent plane).
+__attribute__((noinline)) size_t count_sampled_pairs(const uint8_t* __restrict bytes, size_t size, size_t step,
+                                                     uint32_t* __restrict pairs, uint16_t* __restrict seen) {
+    size_t n_seen = 0;
+    for (size_t i = 1; i < size; i += step) {
+        const uint16_t pair = static_cast<uint16_t>(bytes[i - 1] << 8 | bytes[i]);
+        const uint32_t before = pairs[pair]++;
+        seen[n_seen] = pair;
+        n_seen += before == 0;
+    }
+    return n_seen;
+}
+
 OrderCosts order_costs(ByteSpan in, size_t step) {
     // The pair counts live per thread; only the pairs seen are visited and cleared after use:
     // zeroing and scanning all 65536 per call cost more than counting a small plane. Raw
@@ -113,16 +131,9 @@ OrderCosts order_costs(ByteSpan in, size_t step) {
     thread_local const auto table_mem = make_large_table<PairTable>();
     uint32_t* const pairs = table_mem->pairs;
     uint16_t* const seen = table_mem->seen;
-    size_t n_seen = 0;
     uint32_t single[256] = {}, context[256] = {};
-    const uint8_t* const bytes = in.data();
-    size_t n = 0;
-    for (size_t i = 1; i < in.size(); i += step, ++n) {
-        const uint16_t pair = static_cast<uint16_t>(bytes[i - 1] << 8 | bytes[i]);
-        const uint32_t before = pairs[pair]++;
-        seen[n_seen] = pair;
-        n_seen += before == 0;
-    }
+    const size_t n = in.size() > 1 ? (in.size() - 2) / step + 1 : 0;  // pairs counted
+    const size_t n_seen = count_sampled_pairs(in.data(), in.size(), step, pairs, seen);
     // The symbol and context counts are the pair counts summed (the same integers as counting
     // them per sample, at a fraction of the cost).
     for (size_t k = 0; k < n_seen; ++k) single[seen[k] & 0xff] += pairs[seen[k]], context[seen[k] >> 8] += pairs[seen[k]];
