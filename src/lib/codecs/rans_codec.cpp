@@ -56,20 +56,29 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     return std::max<size_t>(4, (n / samples) | 1);
 }
 
+// Order-0 entropy, in bits, of the bytes of `in` at first, first + step, ... (`n` gets how
+// many): four histograms in turn, then sum c log2(n / c) = n log2 n - sum c log2 c from the
+// table (log2 itself, 256 calls a plane, was 3-4 % of the default's time over the corpus's f16
+// files, perf), the values in ascending order.
+double sampled_bits(ByteSpan in, size_t first, size_t step, size_t& n) {
+    uint32_t h[4][256] = {};
+    size_t i = first;
+    n = 0;
+    for (; i + 3 * step < in.size(); i += 4 * step, n += 4)
+        ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
+    for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
+    const double* const table = klogk_table();
+    double bits = klogk(table, static_cast<uint32_t>(n));
+    for (int s = 0; s < 256; ++s)
+        if (const uint32_t c = h[0][s] + h[1][s] + h[2][s] + h[3][s]) bits -= klogk(table, c);
+    return bits;
+}
+
 // Order-0 entropy estimate (no table cost): near-random planes are stored without spending
 // the coder's time on them. A sample of the bytes past 16 KB (sample_step).
 bool worth_coding(ByteSpan in) {
-    uint32_t h[4][256] = {};
-    const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10);
-    size_t i = 0, n = 0;
-    for (; i + 4 * step <= in.size(); i += 4 * step, n += 4)
-        ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
-    for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
-    // sum c log2(n / c) = n log2 n - sum c log2 c, from the table (log2 itself, 256 calls a
-    // plane, was 3-4 % of the default's time over the corpus's f16 files, perf).
-    const double* const table = klogk_table();
-    double bits = klogk(table, static_cast<uint32_t>(n));
-    for (int s = 0; s < 256; ++s) bits -= klogk(table, h[0][s] + h[1][s] + h[2][s] + h[3][s]);
+    size_t n = 0;
+    const double bits = sampled_bits(in, 0, sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10), n);
     return bits / 8 < 0.98 * static_cast<double>(n);  // the tables cost ~1-2 %; below that saving, store
 }
 
@@ -166,25 +175,16 @@ constexpr size_t kMaxSampledPairs = size_t{1} << 14;
 // What rans:1 does with a plane it measures: store it, or code it at order 0 or 1.
 enum class OrderChoice { Store, Order0, Order1 };
 
-
-// order_costs(in, step).coded0 alone, from a histogram of the bytes at the same positions (the
-// sampled pairs' second bytes), summed in the same order: the same double, at a fraction of the
-// cost of counting pairs. A plane it calls not worth coding (a scale's near-random low byte) is
-// stored without its pairs counted; the decision is the one order_costs' counts gave.
+// order_costs(in, step).coded0 alone, from the bytes at the same positions (the sampled pairs'
+// second bytes), summed in the same order: the same double, at a fraction of the cost of
+// counting pairs. A plane it calls not worth coding (a scale's near-random low byte) is stored
+// without its pairs counted; the decision is the one order_costs' counts gave.
 double sampled_order0_bytes(ByteSpan in, size_t step) {
-    uint32_t h[4][256] = {};
-    const uint8_t* const b = in.data();
-    size_t n = 0, i = 1;
-    for (; i + 3 * step < in.size(); i += 4 * step, n += 4)
-        ++h[0][b[i]], ++h[1][b[i + step]], ++h[2][b[i + 2 * step]], ++h[3][b[i + 3 * step]];
-    for (; i < in.size(); i += step, ++n) ++h[0][b[i]];
-    const double* const table = klogk_table();
-    double h0 = klogk(table, static_cast<uint32_t>(n));
-    for (int s = 0; s < 256; ++s)
-        if (const uint32_t c = h[0][s] + h[1][s] + h[2][s] + h[3][s]) h0 -= klogk(table, c);
-    const double scale = static_cast<double>(in.size()) / std::max<size_t>(n, 1);
-    return h0 / 8 * scale;
+    size_t n = 0;
+    const double h0 = sampled_bits(in, 1, step, n);
+    return h0 / 8 * (static_cast<double>(in.size()) / std::max<size_t>(n, 1));
 }
+
 // The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
 // at all (what worth_coding asks of planes coded at a fixed order).
 bool worth_coding_sampled(ByteSpan in, size_t step) { return sampled_order0_bytes(in, step) < 0.98 * static_cast<double>(in.size()); }
