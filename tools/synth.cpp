@@ -256,6 +256,114 @@ void legacy_prefix(Writer& w, Rng& r, uint64_t seed) {
     w.put<uint64_t>(0);
 }
 
+// seq v1: tokens, a cell count and dims, the cells' positions, K per layer, V transposed.
+void write_seq1(Writer& w, const Spec& s, Rng& r) {
+    w.put<uint32_t>(0x67677371);
+    w.put<uint32_t>(1);
+    tokens(w, s.cells, r);
+    w.put<uint32_t>(8);
+    w.put<uint32_t>(s.cells);
+    w.put<uint32_t>(s.n_layer);
+    w.put<uint32_t>(s.n_embd);
+    for (uint32_t c = 0; c < s.cells; ++c) w.put<int32_t>(c);
+    std::vector<LayerModel> m;
+    for (uint32_t l = 0; l < s.n_layer; ++l) m.emplace_back(s.n_embd, r);
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+        w.put<int32_t>(ggml_id(s.k_type));
+        w.put<uint64_t>(row_bytes(s.k_type, s.n_embd));
+        layer_rows(w, m[l], s.k_type, 0, s.cells, r);
+    }
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+        w.put<int32_t>(ggml_id(s.v_type));
+        w.put<uint64_t>(elem_type_info(s.v_type).block_bytes);
+        layer_transposed(w, m[l], s.v_type, s.cells, 0, r);
+    }
+}
+
+// ik_llama.cpp's session v10: rng, outputs, then its KV record (no streams, n_seq_id 1).
+void write_ik_session10(Writer& w, const Spec& s, Rng& r) {
+    w.put<uint32_t>(0x6767736E);
+    w.put<uint32_t>(10);
+    tokens(w, s.cells, r);
+    w.put<uint32_t>(5);
+    w.text("llama");
+    std::string t = rng_text(s.seed);
+    w.put<uint32_t>(t.size());
+    w.text(t);
+    w.put<uint32_t>(1);
+    w.put<int32_t>(0);
+    w.put<uint64_t>(512);
+    for (int i = 0; i < 512; ++i) w.put<float>(static_cast<float>(r.tri()));
+    w.put<uint64_t>(0);
+    Spec k = s;
+    k.n_stream = 1;
+    kv_record(w, k, r, 0, false);
+    w.put<uint32_t>(0);  // qnext_state
+    w.put<uint32_t>(0);  // dsa_indexer_state
+}
+
+// A 2023 blob with the whole KV arena (legacy-full), or a session v0 around one (`f`).
+void write_legacy_full(Writer& w, const Spec& s, Rng& r, const std::string& f) {
+    if (f == "session0") {  // header + 32-byte hparams + tokens
+        w.put<uint32_t>(0x6767736E);
+        w.put<uint32_t>(0);
+        for (uint32_t v : {512u, s.n_ctx, s.n_embd, 4u, 8u, s.n_layer, 8u, 0u}) w.put<uint32_t>(v);
+        tokens(w, s.cells, r);
+    }
+    legacy_prefix(w, r, s.seed);
+    const uint64_t elt = elem_type_info(s.k_type).block_bytes, T = 208;
+    const uint64_t n_el = uint64_t(s.n_layer) * s.n_ctx * s.n_embd, kb = n_el * elt;
+    const uint64_t kv_size = 2 * kb + (2u << 20), base = 0x7f0000001000ull;
+    w.put<uint64_t>(kv_size);
+    w.put<int32_t>(0);
+    auto tensor = [&](const char* name, uint64_t data_ptr, uint64_t next, uint64_t offs) {
+        w.put<uint64_t>(offs);
+        w.put<uint64_t>(kb + T);
+        w.put<uint64_t>(next);
+        w.zeros(8);
+        w.put<int32_t>(s.k_type == ElemType::F16 ? 1 : 0);
+        w.put<int32_t>(1);
+        for (uint64_t v : {n_el, uint64_t(1), uint64_t(1), uint64_t(1), elt, kb, kb, kb}) w.put<uint64_t>(v);
+        w.zeros(160 - 72);
+        w.put<uint64_t>(data_ptr);
+        std::string nm(name);
+        nm.resize(32, '\0');
+        w.text(nm);
+        w.zeros(8);
+    };
+    std::vector<LayerModel> km, vm;
+    for (uint32_t l = 0; l < s.n_layer; ++l) km.emplace_back(s.n_embd, r), vm.emplace_back(s.n_embd, r);
+    tensor("cache_k", base + 32 + T, base + 32 + T + kb, 32);
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+        layer_rows(w, km[l], s.k_type, 0, s.cells, r);
+        w.zeros(uint64_t(s.n_ctx - s.cells) * s.n_embd * elt);
+    }
+    tensor("cache_v", base + 64 + 2 * T + kb, 0, 64 + T + kb);
+    for (uint32_t l = 0; l < s.n_layer; ++l) layer_transposed(w, vm[l], s.k_type, s.cells, s.n_ctx - s.cells, r);
+    w.zeros(kv_size - 64 - 2 * T - 2 * kb);
+}
+
+// A 2023 blob with the used cells only (legacy-compact; legacy-dump pads it to the arena's
+// size), or a session v1 around one (`f`).
+void write_legacy_compact(Writer& w, const Spec& s, Rng& r, const std::string& f) {
+    if (f == "session1") {
+        w.put<uint32_t>(0x6767736E);
+        w.put<uint32_t>(1);
+        for (uint32_t v : {512u, s.n_ctx, s.n_embd, 4u, 8u, s.n_layer, 8u, 0u}) w.put<uint32_t>(v);
+        tokens(w, s.cells, r);
+    }
+    legacy_prefix(w, r, s.seed);
+    const uint64_t elt = elem_type_info(s.k_type).block_bytes;
+    const uint64_t kv_size = 2 * uint64_t(s.n_layer) * s.n_ctx * s.n_embd * elt + (2u << 20);
+    w.put<uint64_t>(kv_size);
+    w.put<int32_t>(s.cells);
+    std::vector<LayerModel> m;
+    for (uint32_t l = 0; l < s.n_layer; ++l) m.emplace_back(s.n_embd, r);
+    for (uint32_t l = 0; l < s.n_layer; ++l) layer_rows(w, m[l], s.k_type, 0, s.cells, r);
+    for (uint32_t l = 0; l < s.n_layer; ++l) layer_transposed(w, m[l], s.k_type, s.cells, 0, r);
+    if (f == "legacy-dump") w.zeros(kv_size - 2 * uint64_t(s.n_layer) * s.cells * s.n_embd * elt);
+}
+
 }  // namespace
 
 std::vector<std::string> flavours() {
@@ -293,100 +401,13 @@ void write_state(const Spec& s, OutputSink& out) {
         w.put<int32_t>(0);
         kv_record(w, s, r, 0, true);
     } else if (f == "seq1") {
-        w.put<uint32_t>(0x67677371);
-        w.put<uint32_t>(1);
-        tokens(w, s.cells, r);
-        w.put<uint32_t>(8);
-        w.put<uint32_t>(s.cells);
-        w.put<uint32_t>(s.n_layer);
-        w.put<uint32_t>(s.n_embd);
-        for (uint32_t c = 0; c < s.cells; ++c) w.put<int32_t>(c);
-        std::vector<LayerModel> m;
-        for (uint32_t l = 0; l < s.n_layer; ++l) m.emplace_back(s.n_embd, r);
-        for (uint32_t l = 0; l < s.n_layer; ++l) {
-            w.put<int32_t>(ggml_id(s.k_type));
-            w.put<uint64_t>(row_bytes(s.k_type, s.n_embd));
-            layer_rows(w, m[l], s.k_type, 0, s.cells, r);
-        }
-        for (uint32_t l = 0; l < s.n_layer; ++l) {
-            w.put<int32_t>(ggml_id(s.v_type));
-            w.put<uint64_t>(elem_type_info(s.v_type).block_bytes);
-            layer_transposed(w, m[l], s.v_type, s.cells, 0, r);
-        }
-    } else if (f == "ik-session10") {  // ik: rng + outputs + IkKv v10 (no streams, n_seq_id 1)
-        w.put<uint32_t>(0x6767736E);
-        w.put<uint32_t>(10);
-        tokens(w, s.cells, r);
-        w.put<uint32_t>(5);
-        w.text("llama");
-        std::string t = rng_text(s.seed);
-        w.put<uint32_t>(t.size());
-        w.text(t);
-        w.put<uint32_t>(1);
-        w.put<int32_t>(0);
-        w.put<uint64_t>(512);
-        for (int i = 0; i < 512; ++i) w.put<float>(static_cast<float>(r.tri()));
-        w.put<uint64_t>(0);
-        Spec k = s;
-        k.n_stream = 1;
-        kv_record(w, k, r, 0, false);
-        w.put<uint32_t>(0);  // qnext_state
-        w.put<uint32_t>(0);  // dsa_indexer_state
+        write_seq1(w, s, r);
+    } else if (f == "ik-session10") {
+        write_ik_session10(w, s, r);
     } else if (f == "legacy-full" || f == "session0") {
-        if (f == "session0") {  // header + 32-byte hparams + tokens
-            w.put<uint32_t>(0x6767736E);
-            w.put<uint32_t>(0);
-            for (uint32_t v : {512u, s.n_ctx, s.n_embd, 4u, 8u, s.n_layer, 8u, 0u}) w.put<uint32_t>(v);
-            tokens(w, s.cells, r);
-        }
-        legacy_prefix(w, r, s.seed);
-        const uint64_t elt = elem_type_info(s.k_type).block_bytes, T = 208;
-        const uint64_t n_el = uint64_t(s.n_layer) * s.n_ctx * s.n_embd, kb = n_el * elt;
-        const uint64_t kv_size = 2 * kb + (2u << 20), base = 0x7f0000001000ull;
-        w.put<uint64_t>(kv_size);
-        w.put<int32_t>(0);
-        auto tensor = [&](const char* name, uint64_t data_ptr, uint64_t next, uint64_t offs) {
-            w.put<uint64_t>(offs);
-            w.put<uint64_t>(kb + T);
-            w.put<uint64_t>(next);
-            w.zeros(8);
-            w.put<int32_t>(s.k_type == ElemType::F16 ? 1 : 0);
-            w.put<int32_t>(1);
-            for (uint64_t v : {n_el, uint64_t(1), uint64_t(1), uint64_t(1), elt, kb, kb, kb}) w.put<uint64_t>(v);
-            w.zeros(160 - 72);
-            w.put<uint64_t>(data_ptr);
-            std::string nm(name);
-            nm.resize(32, '\0');
-            w.text(nm);
-            w.zeros(8);
-        };
-        std::vector<LayerModel> km, vm;
-        for (uint32_t l = 0; l < s.n_layer; ++l) km.emplace_back(s.n_embd, r), vm.emplace_back(s.n_embd, r);
-        tensor("cache_k", base + 32 + T, base + 32 + T + kb, 32);
-        for (uint32_t l = 0; l < s.n_layer; ++l) {
-            layer_rows(w, km[l], s.k_type, 0, s.cells, r);
-            w.zeros(uint64_t(s.n_ctx - s.cells) * s.n_embd * elt);
-        }
-        tensor("cache_v", base + 64 + 2 * T + kb, 0, 64 + T + kb);
-        for (uint32_t l = 0; l < s.n_layer; ++l) layer_transposed(w, vm[l], s.k_type, s.cells, s.n_ctx - s.cells, r);
-        w.zeros(kv_size - 64 - 2 * T - 2 * kb);
+        write_legacy_full(w, s, r, f);
     } else if (f == "legacy-compact" || f == "legacy-dump" || f == "session1") {
-        if (f == "session1") {
-            w.put<uint32_t>(0x6767736E);
-            w.put<uint32_t>(1);
-            for (uint32_t v : {512u, s.n_ctx, s.n_embd, 4u, 8u, s.n_layer, 8u, 0u}) w.put<uint32_t>(v);
-            tokens(w, s.cells, r);
-        }
-        legacy_prefix(w, r, s.seed);
-        const uint64_t elt = elem_type_info(s.k_type).block_bytes;
-        const uint64_t kv_size = 2 * uint64_t(s.n_layer) * s.n_ctx * s.n_embd * elt + (2u << 20);
-        w.put<uint64_t>(kv_size);
-        w.put<int32_t>(s.cells);
-        std::vector<LayerModel> m;
-        for (uint32_t l = 0; l < s.n_layer; ++l) m.emplace_back(s.n_embd, r);
-        for (uint32_t l = 0; l < s.n_layer; ++l) layer_rows(w, m[l], s.k_type, 0, s.cells, r);
-        for (uint32_t l = 0; l < s.n_layer; ++l) layer_transposed(w, m[l], s.k_type, s.cells, 0, r);
-        if (f == "legacy-dump") w.zeros(kv_size - 2 * uint64_t(s.n_layer) * s.cells * s.n_embd * elt);
+        write_legacy_compact(w, s, r, f);
     } else {
         throw Error("unknown synthetic flavour '" + f + "'");
     }

@@ -239,103 +239,110 @@ std::optional<ParsedFile> parse_blob(InputSource& in, uint64_t start, ParsedFile
     return pf;
 }
 
+// A session file of 2023 ("ggsn", `version`): the hparams of whichever layout of that version
+// fits, the tokens, then the state (split where the version's layout is known).
+std::optional<ParsedFile> parse_ggsn(InputSource& in, uint32_t version, const ParseHints& hints) {
+    for (const Layout& L : layouts_for(version)) {
+        SourceReader r(in, 8);
+        ParsedFile pf;
+        pf.format = "ggsn";
+        pf.version = version;
+        try {
+            Bytes h = r.bytes(L.size, "hparams");
+            Hparams hp;
+            hp.size = L.size;
+            auto f = [&](uint32_t off) -> uint64_t { return off + 4 <= h.size() ? load_le<uint32_t>(h.data() + off) : 0; };
+            hp.n_ctx = L.ctx ? f(L.ctx) : 0;
+            hp.n_embd = f(L.embd);
+            hp.n_head = f(L.head);
+            hp.n_head_kv = L.head_kv ? f(L.head_kv) : hp.n_head;
+            hp.n_layer = f(L.layer);
+            if (!plausible(hp)) continue;
+            uint32_t n_tok = r.u32("token count");
+            if (n_tok > r.remaining() / 4) continue;
+            SectionList out;
+            out.add("header", SectionKind::Header, 8);
+            out.add("hparams", SectionKind::Meta, L.size);
+            out.add("token_count", SectionKind::Header, 4);
+            if (n_tok) out.add_rows("tokens", SectionKind::Tokens, ElemType::I32, 1, n_tok);
+            r.skip(uint64_t(n_tok) * 4, "tokens");
+            pf.n_tokens = n_tok;
+            pf.n_layer = hp.n_layer;
+            if (!digits_at(in, r.pos() + 8)) continue;
+            pf.detail = "session v" + std::to_string(version) + ", hparams " + std::to_string(L.size) + " B, ";
+            if (version <= 1) {
+                auto res = parse_blob(in, r.pos(), pf, out, hp, n_tok, version, hints, in.size());
+                if (res) return res;
+                continue;
+            }
+            // v2-v7: per-layer K/V whose types and widths the file does not record
+            // (STATE-FORMATS.md §5.6-§5.9); the state is kept as one section after the rng text.
+            uint64_t at = r.pos();
+            uint64_t rng = r.u64("rng length");
+            if (rng < 1000 || rng > kRngBuf || rng > r.remaining()) continue;
+            out.add("rng", SectionKind::Rng, 8 + rng);
+            if (at + 8 + rng < in.size()) out.add("state", SectionKind::Opaque, in.size() - at - 8 - rng);
+            pf.detail += "state after the rng kept as one section";
+            pf.note = "session v" + std::to_string(version) + ": KV layout not split (types not recorded)";
+            pf.sections = std::move(out.sections());
+            return pf;
+        } catch (const DataError&) {
+            continue;
+        }
+    }
+    return std::nullopt;
+}
+
+// A raw blob with the rng first (flavours A, B, and v2+ dumps), whose rng text is `rng` bytes.
+ParsedFile parse_rng_first(InputSource& in, uint64_t rng, const ParseHints& hints) {
+    ParsedFile pf;
+    pf.format = "legacy-raw";
+    auto res = parse_blob(in, 0, pf, SectionList(0), std::nullopt, std::nullopt, 99, hints, in.size());
+    if (res) return *res;
+    // A later (v2-v7) blob: keep the rng apart, the rest as one section.
+    SectionList out;
+    out.add("rng", SectionKind::Rng, 8 + rng);
+    if (8 + rng < in.size()) out.add("state", SectionKind::Opaque, in.size() - 8 - rng);
+    pf.sections = std::move(out.sections());
+    pf.detail = "raw state blob of 2023-2024 (rng first)";
+    pf.note = "state blob after the rng not split (layout not recognised)";
+    return pf;
+}
+
+// The seed's wrapper (PR #1247): u64 state_size, blob, u64 n_past, u64 n, i32 tokens[n];
+// `state_size` is the first u64.
+std::optional<ParsedFile> parse_seed_wrapper(InputSource& in, uint64_t state_size, const ParseHints& hints) {
+    uint64_t tail_at = 8 + state_size;
+    if (in.size() - tail_at < 16) return std::nullopt;
+    uint8_t t[16];
+    in.read_at(tail_at, t, 16);
+    uint64_t n = load_le<uint64_t>(t + 8);
+    if (n > (in.size() - tail_at - 16) / 4 || tail_at + 16 + 4 * n != in.size()) return std::nullopt;
+    ParsedFile pf;
+    pf.format = "legacy-wrapper";
+    pf.detail = "seed State wrapper around a ";
+    SectionList out;
+    out.add("wrapper.size", SectionKind::Header, 8);
+    auto res = parse_blob(in, 8, pf, out, std::nullopt, load_le<uint64_t>(t), 99, hints, tail_at);
+    if (!res) return std::nullopt;
+    SectionList tail(tail_at);
+    tail.add("wrapper.n_past", SectionKind::Meta, 16);
+    if (n) tail.add_rows("wrapper.tokens", SectionKind::Tokens, ElemType::I32, 1, n);
+    for (auto& s : tail.sections()) res->sections.push_back(s);
+    return res;
+}
+
 }  // namespace
 
 std::optional<ParsedFile> parse_legacy(InputSource& in, const ParseHints& hints) {
     if (in.size() < 16) return std::nullopt;
     uint8_t b[16];
     in.read_at(0, b, 16);
-    uint32_t magic = load_le<uint32_t>(b);
-    if (magic == 0x6767736E) {
-        uint32_t version = load_le<uint32_t>(b + 4);
-        for (const Layout& L : layouts_for(version)) {
-            SourceReader r(in, 8);
-            ParsedFile pf;
-            pf.format = "ggsn";
-            pf.version = version;
-            try {
-                Bytes h = r.bytes(L.size, "hparams");
-                Hparams hp;
-                hp.size = L.size;
-                auto f = [&](uint32_t off) -> uint64_t { return off + 4 <= h.size() ? load_le<uint32_t>(h.data() + off) : 0; };
-                hp.n_ctx = L.ctx ? f(L.ctx) : 0;
-                hp.n_embd = f(L.embd);
-                hp.n_head = f(L.head);
-                hp.n_head_kv = L.head_kv ? f(L.head_kv) : hp.n_head;
-                hp.n_layer = f(L.layer);
-                if (!plausible(hp)) continue;
-                uint32_t n_tok = r.u32("token count");
-                if (n_tok > r.remaining() / 4) continue;
-                SectionList out;
-                out.add("header", SectionKind::Header, 8);
-                out.add("hparams", SectionKind::Meta, L.size);
-                out.add("token_count", SectionKind::Header, 4);
-                if (n_tok) out.add_rows("tokens", SectionKind::Tokens, ElemType::I32, 1, n_tok);
-                r.skip(uint64_t(n_tok) * 4, "tokens");
-                pf.n_tokens = n_tok;
-                pf.n_layer = hp.n_layer;
-                if (!digits_at(in, r.pos() + (version < 4 ? 8 : 8))) continue;
-                pf.detail = "session v" + std::to_string(version) + ", hparams " + std::to_string(L.size) + " B, ";
-                if (version <= 1) {
-                    auto res = parse_blob(in, r.pos(), pf, out, hp, n_tok, version, hints, in.size());
-                    if (res) return res;
-                    continue;
-                }
-                // v2-v7: per-layer K/V whose types and widths the file does not record
-                // (STATE-FORMATS.md §5.6-§5.9); the state is kept as one section after the rng text.
-                uint64_t at = r.pos();
-                uint64_t rng = r.u64("rng length");
-                if (rng < 1000 || rng > kRngBuf || rng > r.remaining()) continue;
-                out.add("rng", SectionKind::Rng, 8 + rng);
-                if (at + 8 + rng < in.size()) out.add("state", SectionKind::Opaque, in.size() - at - 8 - rng);
-                pf.detail += "state after the rng kept as one section";
-                pf.note = "session v" + std::to_string(version) + ": KV layout not split (types not recorded)";
-                pf.sections = std::move(out.sections());
-                return pf;
-            } catch (const DataError&) {
-                continue;
-            }
-        }
-        return std::nullopt;
-    }
-    // Raw blob with the rng first (flavours A, B, and v2+ dumps), or the seed's wrapper.
-    uint64_t first = load_le<uint64_t>(b);
-    if (first >= 1000 && first <= kRngBuf && 8 + first <= in.size() && digits_at(in, 8)) {
-        ParsedFile pf;
-        pf.format = "legacy-raw";
-        auto res = parse_blob(in, 0, pf, SectionList(0), std::nullopt, std::nullopt, 99, hints, in.size());
-        if (res) return res;
-        // A later (v2-v7) blob: keep the rng apart, the rest as one section.
-        SectionList out;
-        out.add("rng", SectionKind::Rng, 8 + first);
-        if (8 + first < in.size()) out.add("state", SectionKind::Opaque, in.size() - 8 - first);
-        pf.sections = std::move(out.sections());
-        pf.detail = "raw state blob of 2023-2024 (rng first)";
-        pf.note = "state blob after the rng not split (layout not recognised)";
-        return pf;
-    }
-    // The seed's wrapper (PR #1247): u64 state_size, blob, u64 n_past, u64 n, i32 tokens[n].
-    uint64_t rng = load_le<uint64_t>(b + 8);
-    if (first > 0 && first <= in.size() - 8 && rng >= 1000 && rng <= kRngBuf && digits_at(in, 16)) {
-        uint64_t tail_at = 8 + first;
-        if (in.size() - tail_at < 16) return std::nullopt;
-        uint8_t t[16];
-        in.read_at(tail_at, t, 16);
-        uint64_t n = load_le<uint64_t>(t + 8);
-        if (n > (in.size() - tail_at - 16) / 4 || tail_at + 16 + 4 * n != in.size()) return std::nullopt;
-        ParsedFile pf;
-        pf.format = "legacy-wrapper";
-        pf.detail = "seed State wrapper around a ";
-        SectionList out;
-        out.add("wrapper.size", SectionKind::Header, 8);
-        auto res = parse_blob(in, 8, pf, out, std::nullopt, load_le<uint64_t>(t), 99, hints, tail_at);
-        if (!res) return std::nullopt;
-        SectionList tail(tail_at);
-        tail.add("wrapper.n_past", SectionKind::Meta, 16);
-        if (n) tail.add_rows("wrapper.tokens", SectionKind::Tokens, ElemType::I32, 1, n);
-        for (auto& s : tail.sections()) res->sections.push_back(s);
-        return res;
-    }
+    if (load_le<uint32_t>(b) == 0x6767736E) return parse_ggsn(in, load_le<uint32_t>(b + 4), hints);
+    const uint64_t first = load_le<uint64_t>(b), second = load_le<uint64_t>(b + 8);
+    if (first >= 1000 && first <= kRngBuf && 8 + first <= in.size() && digits_at(in, 8)) return parse_rng_first(in, first, hints);
+    if (first > 0 && first <= in.size() - 8 && second >= 1000 && second <= kRngBuf && digits_at(in, 16))
+        return parse_seed_wrapper(in, first, hints);
     return std::nullopt;
 }
 

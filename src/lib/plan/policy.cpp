@@ -69,34 +69,56 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 constexpr uint64_t kSmallQuantKBytes = 64 << 10;
 
-static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
-    const auto& t = elem_type_info(s.type);
-    // Repeated heads (head_repeats.hpp): one copy of each group goes on, after trim (whose
-    // trimmed rows the probe measured the segments in).
+// What goes before every K/V graph: trim, then one copy of each group of repeated heads
+// (head_repeats.hpp; after trim, whose trimmed rows the probe measured the segments in), and
+// for V the dedup of repeated rows or cells. K rows carry their position (RoPE) and never
+// repeat: no dedup there. V cells repeat (layer 0 depends only on the token; shared prompts in
+// every layer): rows of row-major V, columns of transposed V (celldedup: 14 % of the corpus's
+// transposed V bytes).
+struct KvPrefix {
+    std::string trim, dedup;
+};
+static KvPrefix kv_prefix(const Section& s) {
     const std::string heads = s.repeat_group ? "headdup:" + std::to_string(s.repeat_seg) + ":" +
                                                    std::to_string(s.repeat_group) + "+"
                                              : "";
-    const std::string trim = (s.shape().keep_bytes ? "trim+" : "") + heads;
-    const bool block = t.kind == ElemKind::Block;
     const bool value = s.kind == SectionKind::KvValue;
-    // K rows carry their position (RoPE) and never repeat: no dedup there. V cells repeat
-    // (layer 0 depends only on the token; shared prompts in every layer): rows of row-major
-    // V, columns of transposed V (celldedup: 14 % of the corpus's transposed V bytes).
-    const std::string dedup = !value ? "" : s.transposed ? "celldedup+" : "dedup+";
-    // Fast, the sign/exponent plane (of quant blocks the scale's high byte) by order-0 rANS, of
-    // f16 by zstd -1 (its top byte holds two mantissa bits: rANS there was 0.1 % larger and
-    // decoded 5-9 % slower over the corpus's f16 files). Small planes too: rANS once set up its
-    // tables per plane at a cost above zstd -1's (a size threshold of 64 KB kept small planes on
-    // zstd -1), no longer (the corpus folder in-process, three runs each, 64 KB threshold ->
-    // none: compression 1.32-1.35x -> 1.48-1.50x zstd:3's speed, decompression 1.53-1.59x ->
-    // 1.55-1.63x, 0.06 % smaller; bf16 and f32 files compress 1.9-2.5x faster, decompress
-    // 1.13-1.33x; quant files compress 3-19 % faster, decompress within noise). The quants and
-    // the scale's low byte by zstd -1 (on the quants faster than rANS to compress, as fast to
-    // decode; V rows repeat); the near-random low bytes of floats by bitpack.
-    if (p == Preset::Fast) {
-        const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
-        return trim + dedup + (block ? "planes:rm(hi=" + top + ",rest=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)");
+    return {(s.shape().keep_bytes ? "trim+" : "") + heads, !value ? "" : s.transposed ? "celldedup+" : "dedup+"};
+}
+
+// Fast, the sign/exponent plane (of quant blocks the scale's high byte) by order-0 rANS, of
+// f16 by zstd -1 (its top byte holds two mantissa bits: rANS there was 0.1 % larger and
+// decoded 5-9 % slower over the corpus's f16 files). Small planes too: rANS once set up its
+// tables per plane at a cost above zstd -1's (a size threshold of 64 KB kept small planes on
+// zstd -1), no longer (the corpus folder in-process, three runs each, 64 KB threshold ->
+// none: compression 1.32-1.35x -> 1.48-1.50x zstd:3's speed, decompression 1.53-1.59x ->
+// 1.55-1.63x, 0.06 % smaller; bf16 and f32 files compress 1.9-2.5x faster, decompress
+// 1.13-1.33x; quant files compress 3-19 % faster, decompress within noise). The quants and
+// the scale's low byte by zstd -1 (on the quants faster than rANS to compress, as fast to
+// decode; V rows repeat); the near-random low bytes of floats by bitpack.
+static std::string fast_kv_graph(const Section& s, bool block) {
+    const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
+    return block ? "planes:rm(hi=" + top + ",rest=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)";
+}
+
+// Max: per chunk the smallest of a context model (chanctx; qctx for quant K), lzma -9e on the
+// fields or shuffled bytes, and the default's `graph`.
+static std::string max_kv_alternatives(const Section& s, const std::string& trim, bool block, bool value,
+                                       const std::string& graph) {
+    if (block && !value) {
+        // Quant K: both alternatives know records, so the small layers are still gathered (lzma
+        // on the fields was never the smallest on the corpus's quant K once qctx was there).
+        return trim + "qctx|" + trim + "planes(top=rans:1,q=lzma:9e,rest=zstd:3)";
     }
+    const std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
+    return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
+}
+
+static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
+    const bool block = elem_type_info(s.type).kind == ElemKind::Block;
+    const bool value = s.kind == SectionKind::KvValue;
+    const auto [trim, dedup] = kv_prefix(s);
+    if (p == Preset::Fast) return trim + dedup + fast_kv_graph(s, block);
     std::string graph;
     // Quant blocks: K by qctx, every field of the block (scale, min, the quants with their q5
     // high bits) by an adaptive model, the quants in a model per channel where the chunk's counts
@@ -148,12 +170,7 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
         graph += "|" + trim + "planes(top=rans:1,q=zstd:6,rest=zstd:3)";
     graph = trim + dedup + graph;
     if (p == Preset::Default) return graph;
-    std::string model = value ? trim + (s.transposed ? "" : "dedup+") + "chanctx" : trim + "chanctx:nomatch";
-    if (block && !value) model = trim + "qctx";  // the default's graph: the third alternative is planes
-    // Quant K: both alternatives know records, so the small layers are still gathered (lzma
-    // on the fields was never the smallest on the corpus's quant K once qctx was there).
-    if (block && !value) return model + "|" + trim + "planes(top=rans:1,q=lzma:9e,rest=zstd:3)";
-    return model + "|" + trim + (block ? "fields" : "shuffle") + "+lzma:9e|" + graph;
+    return max_kv_alternatives(s, trim, block, value, graph);
 }
 
 // Cell lists (records of int32 fields: position, sequence count, sequence ids) and token
