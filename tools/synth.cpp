@@ -212,6 +212,15 @@ void tokens(Writer& w, uint32_t n, Rng& r) {
 }
 
 // Mainline KvRecord (STATE-FORMATS.md §7.2) for `cells` cells of sequence 0.
+// K of every layer, row by row: its type, its row size, then the cells' rows (one model each).
+void k_layers(Writer& w, const Spec& s, const std::vector<LayerModel>& models, Rng& r) {
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+        w.put<int32_t>(ggml_id(s.k_type));
+        w.put<uint64_t>(row_bytes(s.k_type, s.n_embd));
+        layer_rows(w, models[l], s.k_type, 0, s.cells, r);
+    }
+}
+
 void kv_record(Writer& w, const Spec& s, Rng& r, uint32_t ext_bytes, bool n_stream) {
     std::vector<LayerModel> km, vm;
     for (uint32_t l = 0; l < s.n_layer; ++l) km.emplace_back(s.n_embd, r), vm.emplace_back(s.n_embd, r);
@@ -226,11 +235,7 @@ void kv_record(Writer& w, const Spec& s, Rng& r, uint32_t ext_bytes, bool n_stre
         }
         w.put<uint32_t>(s.v_trans ? 1 : 0);
         w.put<uint32_t>(s.n_layer);
-        for (uint32_t l = 0; l < s.n_layer; ++l) {
-            w.put<int32_t>(ggml_id(s.k_type));
-            w.put<uint64_t>(row_bytes(s.k_type, s.n_embd));
-            layer_rows(w, km[l], s.k_type, 0, s.cells, r);
-        }
+        k_layers(w, s, km, r);
         for (uint32_t l = 0; l < s.n_layer; ++l) {
             w.put<int32_t>(ggml_id(s.v_type));
             if (s.v_trans) {
@@ -268,11 +273,7 @@ void write_seq1(Writer& w, const Spec& s, Rng& r) {
     for (uint32_t c = 0; c < s.cells; ++c) w.put<int32_t>(c);
     std::vector<LayerModel> m;
     for (uint32_t l = 0; l < s.n_layer; ++l) m.emplace_back(s.n_embd, r);
-    for (uint32_t l = 0; l < s.n_layer; ++l) {
-        w.put<int32_t>(ggml_id(s.k_type));
-        w.put<uint64_t>(row_bytes(s.k_type, s.n_embd));
-        layer_rows(w, m[l], s.k_type, 0, s.cells, r);
-    }
+    k_layers(w, s, m, r);
     for (uint32_t l = 0; l < s.n_layer; ++l) {
         w.put<int32_t>(ggml_id(s.v_type));
         w.put<uint64_t>(elem_type_info(s.v_type).block_bytes);
