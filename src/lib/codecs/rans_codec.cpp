@@ -175,19 +175,18 @@ constexpr size_t kMaxSampledPairs = size_t{1} << 14;
 // What rans:1 does with a plane it measures: store it, or code it at order 0 or 1.
 enum class OrderChoice { Store, Order0, Order1 };
 
-// order_costs(in, step).coded0 alone, from the bytes at the same positions (the sampled pairs'
-// second bytes), summed in the same order: the same double, at a fraction of the cost of
-// counting pairs. A plane it calls not worth coding (a scale's near-random low byte) is stored
-// without its pairs counted; the decision is the one order_costs' counts gave.
-double sampled_order0_bytes(ByteSpan in, size_t step) {
+// The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
+// at all (what worth_coding asks of planes coded at a fixed order). Its coded size is
+// order_costs(in, step).coded0, from the bytes at the same positions (the sampled pairs' second
+// bytes) summed in the same order: the same double, at a fraction of the cost of counting
+// pairs. A plane not worth coding (a scale's near-random low byte) is stored without its pairs
+// counted; the decision is the one order_costs' counts gave.
+bool worth_coding_sampled(ByteSpan in, size_t step) {
     size_t n = 0;
     const double h0 = sampled_bits(in, 1, step, n);
-    return h0 / 8 * (static_cast<double>(in.size()) / std::max<size_t>(n, 1));
+    const double coded0 = h0 / 8 * (static_cast<double>(in.size()) / std::max<size_t>(n, 1));
+    return coded0 < 0.98 * static_cast<double>(in.size());
 }
-
-// The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
-// at all (what worth_coding asks of planes coded at a fixed order).
-bool worth_coding_sampled(ByteSpan in, size_t step) { return sampled_order0_bytes(in, step) < 0.98 * static_cast<double>(in.size()); }
 
 OrderChoice choose_order(ByteSpan in) {
     // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
