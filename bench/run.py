@@ -23,13 +23,21 @@ TOOLS = [("zstd -3", ["zstd", "-3", "-T1", "-q", "-c"], ["zstd", "-d", "-q", "-c
 
 def files_of(args):
     paths = args.inputs or [p for p in os.environ.get("STATEZIP_CORPUS", "").split(":") if p]
-    out = []
+    out, seen = [], set()
+    # Each file once: a folder inside another one given (corpus/v040 beside corpus) is walked
+    # from both, and a file counted twice weighs twice in its folder's and its type's totals.
+    def add(f):
+        if os.path.realpath(f) not in seen:
+            seen.add(os.path.realpath(f))
+            out.append(f)
     for p in paths:
         if os.path.isdir(p):
             for root, _, names in sorted(os.walk(p)):
-                out += [os.path.join(root, n) for n in sorted(names) if n.endswith(".bin")]
+                for n in sorted(names):
+                    if n.endswith(".bin"):
+                        add(os.path.join(root, n))
         elif os.path.isfile(p):
-            out.append(p)
+            add(p)
     return out
 
 
