@@ -29,16 +29,18 @@ inline uint8_t decode_one(const uint32_t* table, uint32_t& state, uint32_t& cont
 }
 
 // One context's row of slots: symbol sym[i] takes the next freq[i] slots, from the row's start
-// (the frequencies checked to sum to 1 << shift). Sixteen entries a store.
+// (the frequencies checked to sum to 1 << shift). Whole vectors only: a symbol's last store
+// runs up to 15 (AVX-512) or 7 (AVX2) entries past its slots, into the next symbol's, filled
+// after it, or past the row, into the next context's row, filled after it if the stream has
+// that context (the table keeps kFillOverrun entries after its last row). A masked store per
+// symbol instead cost a third of the fill on the quant planes of trained q8_0 caches, whose
+// rows hold ~200 symbols of a few slots each.
 using FillFn = void (*)(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift);
 __attribute__((target("avx512f"))) void fill_row_avx512(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
                                                         int shift);
-// Eight entries a store, the last of a symbol's running up to 7 entries past its slots (into
-// the next symbol's, filled after it, or past the row: the table keeps kFillOverrun entries
-// after its last row).
 __attribute__((target("avx2"))) void fill_row_avx2(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
                                                    int shift);
-constexpr size_t kFillOverrun = 8;
+constexpr size_t kFillOverrun = 16;
 
 // Steps [0, steps) of all lanes, the symbols in step order into `by_step` (32 a step): vectors
 // of lanes while 64 bytes of words remain before `end` (a step takes at most 32 words), then

@@ -137,9 +137,7 @@ __attribute__((target("avx512f"))) void fill_row_avx512(uint32_t* row, const uin
     for (int i = 0; i < n; ++i) {
         const uint32_t f = freq[i];
         __m512i e = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>((f - 1) << (shift + 8) | sym[i])), first);
-        uint32_t y = 0;
-        for (; y + 16 <= f; y += 16, e = _mm512_add_epi32(e, step)) _mm512_storeu_si512(row + y, e);
-        if (y < f) _mm512_mask_storeu_epi32(row + y, static_cast<__mmask16>((1u << (f - y)) - 1), e);
+        for (uint32_t y = 0; y < f; y += 16, e = _mm512_add_epi32(e, step)) _mm512_storeu_si512(row + y, e);
         row += f;
     }
 }
