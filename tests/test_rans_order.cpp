@@ -2,6 +2,7 @@
 // back to order-0 (its larger tables would cost more than they save), on bytes that follow
 // their predecessor it keeps order-1.
 #include <catch2/catch.hpp>
+#include <htscodecs/rANS_static4x16.h>
 
 #include <algorithm>
 #include <cmath>
@@ -157,4 +158,49 @@ TEST_CASE("rans:1 keeps order-0 on megabytes of independent bytes of many values
         const size_t o0 = coded_size("rans:0", independent), o1 = coded_size("rans:1", independent);
         CHECK(o1 <= o0 + 16);
     }
+}
+
+TEST_CASE("rans:1 chooses its order from the same counts on every CPU path, so a .stz does not depend on the CPU", "[codec]") {
+    // Up to 4 MiB the order is chosen from every pair (statezip's order-1 encoder counts them
+    // anyway; without that encoder on a CPU the same pairs are counted); above, from a sample.
+    rans_init_cpu_once();
+    const int allowed = rans_allowed_cpu_mask();
+    const int wide = RANS_CPU_ENC_AVX512 | RANS_CPU_DEC_AVX512, avx2 = RANS_CPU_ENC_AVX2 | RANS_CPU_DEC_AVX2;
+    const int masks[] = {allowed, allowed & ~wide, allowed & ~(wide | avx2)};
+    Bytes noise = stztest::random_bytes((4u << 20) + 1, 9);
+    auto walk = [&](size_t n) {  // order 1 pays
+        Bytes b(n);
+        b[0] = 32;
+        for (size_t i = 1; i < n; ++i) b[i] = static_cast<uint8_t>(std::clamp(int(b[i - 1]) + int(noise[i] % 5) - 2, 0, 63));
+        return b;
+    };
+    Bytes skewed(100000);  // independent bytes: order 0
+    for (size_t i = 0; i < skewed.size(); ++i) skewed[i] = static_cast<uint8_t>((noise[i] % 64) * (noise[i] % 3));
+    const Bytes uniform(noise.begin(), noise.begin() + 50000);  // not worth coding: stored
+    struct Case {
+        Bytes in;
+        int mode, flags;  // what the codec writes: mode byte (0 stored, 1 rANS), then the stream's flags
+    };
+    const Case cases[] = {{walk(9000), 1, RANS_ORDER_X32 | 1}, {walk(300000), 1, RANS_ORDER_X32 | 1},
+                          {skewed, 1, RANS_ORDER_X32}, {uniform, 0, -1}, {walk((4u << 20) + 1), 1, RANS_ORDER_X32 | 1}};
+    const Codec& rans = *find_codec("rans");
+    const Bytes params = rans.make_params({"1"}, DataShape{});
+    for (const Case& c : cases) {
+        std::vector<Bytes> outs;
+        for (int mask : masks) {
+            INFO(c.in.size() << " bytes, mask " << mask);
+            rans_select_cpu(mask);
+            Bytes out;
+            rans.encode(c.in, params, out);
+            REQUIRE(out.size() >= 2);
+            CHECK(out[0] == c.mode);
+            if (c.mode == 1) CHECK(out[1] == c.flags);
+            Bytes back;
+            rans.decode(out, params, c.in.size(), back);
+            CHECK(back == c.in);
+            outs.push_back(out);
+        }
+        for (const Bytes& o : outs) CHECK(o == outs.front());
+    }
+    rans_select_cpu(allowed);
 }

@@ -173,7 +173,16 @@ size_t distinct_bytes(ByteSpan in) {
 constexpr size_t kMaxSampledPairs = size_t{1} << 14;
 
 // What rans:1 does with a plane it measures: store it, or code it at order 0 or 1.
-enum class OrderChoice { Store, Order0, Order1 };
+using OrderChoice = OrderVerdict;
+
+// The same choice from every pair of the plane (the order-1 encoder's own counts, PairCounts):
+// choose_order's tests on the counts' entropies, which need no correction for a sample's size.
+OrderChoice order_from_counts(const PairCounts& c) {
+    const double coded0 = c.bits0 / 8, coded1 = c.bits1 / 8;
+    if (coded0 >= 0.98 * static_cast<double>(c.bytes)) return OrderChoice::Store;
+    const double cost0 = coded0 + 0.8 * c.symbols, cost1 = coded1 + 0.8 * c.pairs;
+    return cost1 < 0.99 * cost0 ? OrderChoice::Order1 : OrderChoice::Order0;
+}
 
 // The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
 // at all (what worth_coding asks of planes coded at a fixed order). Its coded size is
@@ -275,17 +284,26 @@ public:
     static void encode_from(ByteSpan in, ByteSpan params, Bytes& out, bool in_slack, bool estimate = true) {
         int flags = flags_of(params);
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
+        rans_init_cpu_once();
         if ((flags & 1) && estimate && in.size() >= kMinOrder1) {
-            // The order's estimate counts the plane's bytes (pairs) anyway: whether it is worth
-            // coding at all comes from the same counts, not from a count of its own.
-            const OrderChoice choice = choose_order(in);
+            // Up to 4 MiB the order comes from every pair of the plane (order_from_counts):
+            // statezip's order-1 encoder counts them before it writes anyway (where the CPU lacks
+            // that encoder they are counted for the choice alone: the .stz must not depend on the
+            // CPU); larger planes are judged on a sample (choose_order). Either way whether the
+            // plane is worth coding at all comes from the same counts.
+            OrderChoice choice = OrderChoice::Order1;
+            switch (encode_order1_measured(in, in_slack, out, choice)) {
+                case MeasuredEncode::Written: return;
+                case MeasuredEncode::Failed: return store(in, out);
+                case MeasuredEncode::Declined: break;
+                case MeasuredEncode::NotHere: choice = choose_order(in); break;
+            }
             if (choice == OrderChoice::Store) return store(in, out);
             if (choice == OrderChoice::Order0) flags &= ~1;
         } else {
             if (!worth_coding(in)) return store(in, out);
             if (in.size() < kMinOrder1) flags &= ~1;
         }
-        rans_init_cpu_once();
         const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
         // The stream goes straight into `out` (kPad bytes of slack after it, cut off after),
@@ -301,6 +319,21 @@ public:
             return store(in, out);
         }
         out.resize(base + 1 + written);
+    }
+    // The order-1 stream after `out`'s mode byte, if order_from_counts says order 1 on every pair
+    // of `in` (`choice` gets what it said): `out` grows only when the stream is written.
+    static MeasuredEncode encode_order1_measured(ByteSpan in, bool in_slack, Bytes& out, OrderChoice& choice) {
+        const auto n = static_cast<unsigned>(in.size());
+        const unsigned bound = rans_compress_bound_4x16(n, RANS_ORDER_X32 | 1);
+        const size_t base = out.size();
+        out.resize(base + 1 + bound + kPad);
+        out[base] = kModeRans;
+        unsigned written = bound;
+        MeasuredEncode r = rans_encode_order1_if(library_input(in, in_slack), n, out.data() + base + 1, &written,
+                                                 order_from_counts, choice);
+        if (r == MeasuredEncode::Written && (written == 0 || written > bound || written >= in.size())) r = MeasuredEncode::Failed;
+        out.resize(r == MeasuredEncode::Written ? base + 1 + written : base);
+        return r;
     }
     static void store(ByteSpan in, Bytes& out) {
         out.push_back(kModeStored);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "../base/bytes.hpp"
+#include "rans_order1_encoder.hpp"
 
 namespace stz {
 
@@ -24,6 +25,15 @@ void rans_select_cpu(int mask);
 // same stream, or false where the wrapper would fail or store `in` raw (RANS_ORDER_CAT:
 // its caller then stores the bytes itself). `in` and `out` need the kernels' slack (kPad).
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags);
+// The order-1 stream rans_encode_stream writes, written only if `test` says order 1 given every
+// pair of `in` (statezip's own order-1 encoder counts them before it writes: the order is then
+// decided from all the pairs for free; without that encoder on this CPU the same pairs are
+// counted, so that the verdict, and the .stz, do not depend on the CPU). NotHere: a size that
+// encoder does not take (nothing counted); Declined: `verdict` is what the test said instead;
+// Failed: no stream smaller than `in` could be written (store it). `in` needs the kernels' slack.
+enum class MeasuredEncode { NotHere, Declined, Failed, Written };
+MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, OrderTest test,
+                                     OrderVerdict& verdict);
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
 

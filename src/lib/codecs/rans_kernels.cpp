@@ -46,11 +46,14 @@ constexpr unsigned kMinX32 = 1001;
 // The kernels for one order: encode and decode, or null for "use the wrapper"; encode_small
 // and decode_small, where set, code inputs (outputs) of up to kSmallEncodeBytes
 // (kSmallDecodeBytes) instead.
+using MeasuredEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
+                                                 OrderVerdict*);
 struct KernelPair {
     RansEncodeKernel encode = nullptr;
     RansDecodeKernel decode = nullptr;
     RansEncodeKernel encode_small = nullptr;
     RansDecodeKernel decode_small = nullptr;
+    MeasuredEncodeKernel encode_small_if = nullptr;  // encode_small after a test of its pair counts
 };
 // statezip's order-1 encoder writes the library's bytes with a fraction of its set-up, and its
 // loop is faster too (best of 20, AVX-512, against the library's AVX-512 encoder on the same
@@ -80,7 +83,8 @@ KernelSet kernels_for(int mask) {
     k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
     if (avx2 && (mask & RANS_CPU_ENC_AVX2)) {
         k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
-        if (rans_order1_encoder_avx2_available()) k.order[1].encode_small = rans_order1_encode_avx2;
+        if (rans_order1_encoder_avx2_available())
+            k.order[1].encode_small = rans_order1_encode_avx2, k.order[1].encode_small_if = rans_order1_encode_if_avx2;
     }
     // On AMD's cores htscodecs' AVX-512 order-0 encoder is slower than its AVX2 one, which
     // writes the same bytes (Zen 5, best of 30 on 0.5-2 MB planes: 700-740 MB/s against
@@ -92,7 +96,8 @@ KernelSet kernels_for(int mask) {
         k.order[1].encode = rans_compress_O1_32x16_avx512;
         // Order 1 by statezip's own encoder, in the widest form allowed: the same bytes
         // (rans_order1_encoder.cpp).
-        if (rans_order1_encoder_avx512_available()) k.order[1].encode_small = rans_order1_encode_avx512;
+        if (rans_order1_encoder_avx512_available())
+            k.order[1].encode_small = rans_order1_encode_avx512, k.order[1].encode_small_if = rans_order1_encode_if_avx512;
     }
     if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;
@@ -146,6 +151,26 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
     if (!encode(in, n, out + header, &body) || body >= n) return false;
     *out_size = header + body;
     return true;
+}
+
+MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, OrderTest test,
+                                     OrderVerdict& verdict) {
+    if (n < kMinX32 || n > kSmallEncodeBytes || *out_size < 1 + kMaxUint7Bytes) return MeasuredEncode::NotHere;
+    const MeasuredEncodeKernel encode = kernels().order[1].encode_small_if;
+    if (!encode) {  // the same counts and verdict on any CPU (the .stz must not depend on it), the library's encoder
+        verdict = test(rans_order1_pair_counts(in, n));
+        if (verdict != OrderVerdict::Order1) return MeasuredEncode::Declined;
+        return rans_encode_stream(in, n, out, out_size, RANS_ORDER_X32 | 1) ? MeasuredEncode::Written : MeasuredEncode::Failed;
+    }
+    out[0] = static_cast<uint8_t>(RANS_ORDER_X32 | 1);
+    const unsigned header = 1 + put_uint7(out + 1, n);
+    unsigned body = *out_size - header;
+    verdict = OrderVerdict::Order1;
+    if (!encode(in, n, out + header, &body, test, &verdict))
+        return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;
+    if (body >= n) return MeasuredEncode::Failed;
+    *out_size = header + body;
+    return MeasuredEncode::Written;
 }
 
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {

@@ -29,6 +29,7 @@
 
 #include "../base/bytes.hpp"
 #include "byte_transpose.hpp"
+#include "klogk.hpp"
 #include "rans_encoder_parts.hpp"
 #include "uint7.hpp"
 
@@ -40,11 +41,9 @@ __attribute__((weak)) unsigned char* rans_compress_O0_4x16(unsigned char*, unsig
 }
 
 namespace stz {
-#if defined(__x86_64__)
 namespace {
 
-using namespace rans_enc;
-constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
+using rans_enc::kLanes;
 // The table's longest form: shift byte, symbol list (<= 2 bytes a symbol and its end), and 256
 // contexts of 256 frequencies of at most two uint7 bytes (<= 4096).
 constexpr size_t kMaxTableBytes = 1 + 2 * 256 + 1 + 256 * 256 * 2;
@@ -72,6 +71,67 @@ void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
     for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
     for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (n / kLanes)]];
 }
+
+// Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end); the row
+// left zero. (The forms below for AVX-512 and AVX2 list the same.)
+using ListRowFn = uint32_t (*)(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k);
+uint32_t list_row_scalar(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k) {
+    for (int j = 0; j < 256; ++j)
+        if (row[j]) freq[k] = row[j], symbol[k++] = static_cast<uint8_t>(j), row[j] = 0;
+    return k;
+}
+
+// Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
+// library's totals: per context its pairs, plus one for the last byte's value.
+void list_contexts(Scratch& s, uint8_t last, uint32_t* totals, ListRowFn list_row) {
+    uint32_t k = 0;
+    for (int c = 0; c < 256; ++c) {
+        s.list_start[c] = k;
+        k = list_row(s.pairs[c], s.freq, s.symbol, k);
+        uint32_t total = c == last;
+        for (uint32_t i = s.list_start[c]; i < k; ++i) total += s.freq[i];
+        totals[c] = total;
+    }
+    s.list_start[256] = k;
+}
+
+// The pairs' entropies from the listed contexts (`totals` with the last byte's one more each
+// context c == last has): order 1 from each context's counts, order 0 from their sums per symbol.
+PairCounts pair_counts(const Scratch& s, uint8_t last, const uint32_t* totals, unsigned n) {
+    const double* const table = klogk_table();
+    uint64_t single[256] = {};
+    PairCounts m;
+    m.bytes = n;
+    for (int c = 0; c < 256; ++c) {
+        const uint32_t begin = s.list_start[c], end = s.list_start[c + 1];
+        if (begin == end) continue;
+        m.bits1 += klogk(table, totals[c] - (c == last));
+        for (uint32_t i = begin; i < end; ++i) m.bits1 -= klogk(table, s.freq[i]), single[s.symbol[i]] += s.freq[i];
+        m.pairs += end - begin;
+    }
+    uint64_t all = 0;
+    for (int v = 0; v < 256; ++v) all += single[v], m.symbols += single[v] != 0, m.bits0 -= klogk(table, single[v]);
+    m.bits0 += klogk(table, all);
+    return m;
+}
+
+}  // namespace
+
+PairCounts rans_order1_pair_counts(const uint8_t* in, unsigned n) {
+    Scratch& s = scratch();
+    count_pairs(in, n, s.pairs);
+    uint32_t totals[256];
+    list_contexts(s, in[n - 1], totals, list_row_scalar);
+    return pair_counts(s, in[n - 1], totals, n);
+}
+
+#if defined(__x86_64__)
+namespace {
+
+using namespace rans_enc;
+constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
+
+
 
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
 // counts a compare; the row left zero.
@@ -116,19 +176,6 @@ struct Form {
 constexpr Form kAvx512{list_row_avx512, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
 constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
 
-// Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
-// library's totals: per context its pairs, plus one for the last byte's value.
-void list_contexts(Scratch& s, uint8_t last, uint32_t* totals, const Form& form) {
-    uint32_t k = 0;
-    for (int c = 0; c < 256; ++c) {
-        s.list_start[c] = k;
-        k = form.list_row(s.pairs[c], s.freq, s.symbol, k);
-        uint32_t total = c == last;
-        for (uint32_t i = s.list_start[c]; i < k; ++i) total += s.freq[i];
-        totals[c] = total;
-    }
-    s.list_start[256] = k;
-}
 
 // htscodecs' fast_log: a linear approximation of the natural log from a double's bits.
 inline double fast_log(double a) {
@@ -185,11 +232,10 @@ uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t
     return p;
 }
 
-// The frequency table into s.table (returned: its length), the pairs' entries into s.entry;
-// the counts cleared. `shift` is set to the table's precision.
-size_t build_table(Scratch& s, uint8_t last, int& shift, const Form& form) {
-    uint32_t totals[256];
-    list_contexts(s, last, totals, form);
+
+// The frequency table into s.table (returned: its length), the pairs' entries into s.entry,
+// from the contexts listed (list_contexts). `shift` is set to the table's precision.
+size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
     bool present[256];
     uint8_t rank[256];
     int alphabet_size = 0;
@@ -265,12 +311,12 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     return w;
 }
 
-unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size, const Form& form) {
-    if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
+// The stream for `in` from its listed contexts (`totals`): the table, then the lanes' words.
+unsigned char* encode_listed(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                             const uint32_t* totals, const Form& form) {
     Scratch& s = scratch();
-    count_pairs(in, n, s.pairs);
     int shift = 0;
-    const size_t table_bytes = pack_table(s.table.data(), build_table(s, in[n - 1], shift, form));
+    const size_t table_bytes = pack_table(s.table.data(), build_table(s, totals, shift));
     // The lanes' bytes are written downwards from the end of `out`, then moved to follow the table.
     if (table_bytes > *out_size) return nullptr;
     std::memcpy(out, s.table.data(), table_bytes);
@@ -282,6 +328,19 @@ unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, uns
     std::memmove(out + table_bytes, start, lane_bytes);
     *out_size = static_cast<unsigned>(table_bytes + lane_bytes);
     return out;
+}
+
+// The pairs counted and listed per context (the counts left zero), then the stream unless
+// `test` (given the pairs' entropies) says otherwise.
+unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size, const Form& form,
+                      OrderTest test = nullptr, OrderVerdict* verdict = nullptr) {
+    if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
+    Scratch& s = scratch();
+    count_pairs(in, n, s.pairs);
+    uint32_t totals[256];
+    list_contexts(s, in[n - 1], totals, form.list_row);
+    if (test && (*verdict = test(pair_counts(s, in[n - 1], totals, n))) != OrderVerdict::Order1) return nullptr;
+    return encode_listed(in, n, out, out_size, totals, form);
 }
 
 }  // namespace
@@ -296,6 +355,14 @@ unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsi
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size) {
     return encode(in, n, out, out_size, kAvx2);
 }
+unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                            OrderTest test, OrderVerdict* verdict) {
+    return encode(in, n, out, out_size, kAvx512, test, verdict);
+}
+unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                          OrderTest test, OrderVerdict* verdict) {
+    return encode(in, n, out, out_size, kAvx2, test, verdict);
+}
 
 #else  // the encoder's steps are x86-64 vectors; elsewhere the library encodes
 
@@ -303,6 +370,12 @@ bool rans_order1_encoder_avx512_available() { return false; }
 bool rans_order1_encoder_avx2_available() { return false; }
 unsigned char* rans_order1_encode_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 unsigned char* rans_order1_encode_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
+unsigned char* rans_order1_encode_if_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest, OrderVerdict*) {
+    return nullptr;
+}
+unsigned char* rans_order1_encode_if_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest, OrderVerdict*) {
+    return nullptr;
+}
 
 #endif
 }  // namespace stz

@@ -1,7 +1,23 @@
 // statezip's own encoder of htscodecs' order-1 32-way rANS streams (rans_order1_encoder.cpp).
 #pragma once
 
+#include <cstdint>
+
 namespace stz {
+
+// Every pair of an input counted (the encoder's own counts, before it writes anything): the
+// entropies in bits of the bytes at order 0 and order 1 (the pair counts' own, no table), the
+// distinct byte values and pairs, the input's length.
+struct PairCounts {
+    double bits0 = 0, bits1 = 0;
+    uint32_t symbols = 0, pairs = 0;
+    uint64_t bytes = 0;
+};
+// The pair counts of `in` (n >= 32), the same as the encoders' below count, on any CPU.
+PairCounts rans_order1_pair_counts(const uint8_t* in, unsigned n);
+// What to do with an input, given its pair counts: store it, code it at order 0, or at order 1.
+enum class OrderVerdict { Store, Order0, Order1 };
+using OrderTest = OrderVerdict (*)(const PairCounts&);
 
 // Whether this CPU runs the encoder's AVX-512 form (F, BW, VL, with POPCNT), its AVX2 form
 // (with POPCNT), and the library has the order-0 coder that packs large tables.
@@ -14,5 +30,12 @@ bool rans_order1_encoder_avx2_available();
 unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
                                          unsigned int* out_size);
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size);
+// The same once `test`, given every pair of `in` (the counts the encoder makes anyway: an order
+// estimate from them costs no second count), says order 1; *verdict gets what it said, and
+// nothing is written unless it was order 1.
+unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                            OrderTest test, OrderVerdict* verdict);
+unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                          OrderTest test, OrderVerdict* verdict);
 
 }  // namespace stz
