@@ -3,6 +3,7 @@
 // the chunk, mode 0's plane of the bytes after the scales (mode 2's last plane), and the
 // entry points of mode 2. The format is described in quant_context_codec.cpp.
 #pragma once
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -93,7 +94,8 @@ const Bytes& rans_order1();
 // tables of byte pairs cost more than they find; the bytes on many rows of 4-bit values,
 // where the pair of values in a byte is a wider context.
 struct PlanesChoice {
-    bool whole_values, row_context;
+    bool whole_values;
+    std::optional<bool> row_context;  // none: as rans:1 chooses from the plane's pairs
 };
 PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in);
 
