@@ -207,8 +207,13 @@ TEST_CASE("rans: streams from every CPU path decode on every allowed one, never 
                 rans_set_cpu(enc.bits & 0xff);
                 Bytes stream(rans_compress_bound_4x16(static_cast<unsigned>(in.size()), order) + 64);
                 unsigned len = static_cast<unsigned>(stream.size());
-                REQUIRE(rans_compress_to_4x16(const_cast<uint8_t*>(in.data()), static_cast<unsigned>(in.size()),
-                                              stream.data(), &len, order) != nullptr);
+                // The library's AVX-512 order-1 encoder reads a byte before its input (rans_codec.cpp):
+                // a plane-sized Bytes may start a mapping of its own, so the input gets slack here.
+                constexpr size_t pad = 64;
+                Bytes src(in.size() + 2 * pad);
+                std::copy(in.begin(), in.end(), src.begin() + pad);
+                REQUIRE(rans_compress_to_4x16(src.data() + pad, static_cast<unsigned>(in.size()), stream.data(), &len,
+                                              order) != nullptr);
                 stream.resize(len);
                 Bytes framed{1};  // the codec's own format: mode byte 1, then the htscodecs stream
                 append_bytes(framed, stream);

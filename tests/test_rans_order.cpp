@@ -161,8 +161,9 @@ TEST_CASE("rans:1 keeps order-0 on megabytes of independent bytes of many values
 }
 
 TEST_CASE("rans:1 chooses its order from the same counts on every CPU path, so a .stz does not depend on the CPU", "[codec]") {
-    // Up to 4 MiB the order is chosen from every pair (statezip's order-1 encoder counts them
-    // anyway; without that encoder on a CPU the same pairs are counted); above, from a sample.
+    // Up to kRansExactOrderBytes the order is chosen from every pair (statezip's order-1 encoder
+    // counts them anyway; without that encoder on a CPU the same pairs are counted); above, from
+    // a sample.
     rans_init_cpu_once();
     const int allowed = rans_allowed_cpu_mask();
     const int wide = RANS_CPU_ENC_AVX512 | RANS_CPU_DEC_AVX512, avx2 = RANS_CPU_ENC_AVX2 | RANS_CPU_DEC_AVX2;

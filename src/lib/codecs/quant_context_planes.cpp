@@ -128,22 +128,25 @@ constexpr double kValuesMargin = 0.02;
 
 PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in) {
     const BlockLayout& L = q.layout;
-    // q8_0's values are its bytes: nothing to choose but the order, which rans:1 takes from
-    // every pair of the plane that its order-1 encoder counts anyway (a sample counted here
-    // first was 10 % of a trained q8_0 cache's compression).
-    if (L.bits == 8) return {false, std::nullopt};
     const PayloadPlane pp(q, g.blocks);
+    // q8_0's values are its bytes: nothing to choose but the order, which rans:1 takes from
+    // every pair of a plane up to kRansExactOrderBytes that its order-1 encoder counts anyway
+    // (a sample counted here first was 10 % of a trained q8_0 cache's compression); larger
+    // planes by the sample below, which costs less than rans:1's own.
+    if (L.bits == 8 && pp.size() <= kRansExactOrderBytes) return {false, std::nullopt};
     const unsigned cols = static_cast<unsigned>(pp.cols);
     auto block = [&](size_t i) { return g.block(in.data(), i); };
     const PlaneCounts values = count_plane(1u << L.bits, block, [&](const uint8_t* b, uint8_t* s) {
         unpack(L, b, s);
         return kElems;
     }, g.blocks, cols);
-    const PlaneCounts bytes = count_plane(256, block, [&](const uint8_t* b, uint8_t* s) {
-        std::memcpy(s, b + pp.skip, pp.per);
-        return static_cast<unsigned>(pp.per);
-    }, g.blocks, cols);
-    if (values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
+    if (L.bits < 8) {  // (q8_0's values are its bytes)
+        const PlaneCounts bytes = count_plane(256, block, [&](const uint8_t* b, uint8_t* s) {
+            std::memcpy(s, b + pp.skip, pp.per);
+            return static_cast<unsigned>(pp.per);
+        }, g.blocks, cols);
+        if (values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
+    }
     // The bytes: order 1 as the values' counts suggest (what this plane had before mode 3).
     return {false, values.row_context_may_pay()};
 }

@@ -197,6 +197,17 @@ bool worth_coding_sampled(ByteSpan in, size_t step) {
     return coded0 < 0.98 * static_cast<double>(in.size());
 }
 
+// The step of the first sample choose_order takes of a plane: every kMaxSampledPairs-th pair of
+// a large one, else its full estimate's step.
+size_t first_sample_step(size_t n) {
+    return n > 2 * kMaxSampledPairs ? n / kMaxSampledPairs : sample_step(n, 32u << 10, 256u << 10, 128u << 10);
+}
+
+// Whether a plane is worth coding at all, on that first sample: asked before any order is
+// weighed, so that a near-random plane (a scale's low byte) is stored without its pairs counted.
+bool worth_coding_first(ByteSpan in) { return worth_coding_sampled(in, first_sample_step(in.size())); }
+
+// The order of a plane worth coding (worth_coding_first), from samples.
 OrderChoice choose_order(ByteSpan in) {
     // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
     // (by 5 %) even with the largest table the plane's byte values allow (every pair of them):
@@ -209,8 +220,7 @@ OrderChoice choose_order(ByteSpan in) {
     const auto order = [](bool order1) { return order1 ? OrderChoice::Order1 : OrderChoice::Order0; };
     const size_t full_step = sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10);
     if (in.size() > 2 * kMaxSampledPairs) {
-        const size_t quick_step = in.size() / kMaxSampledPairs;
-        if (!worth_coding_sampled(in, quick_step)) return OrderChoice::Store;
+        const size_t quick_step = first_sample_step(in.size());
         const OrderCosts quick = order_costs(in, quick_step);
         // Only a sample dense in its pairs (8 or more a pair) can judge order 1 at a glance:
         // sparser, its entropies are off by more than the correction makes good. The table of
@@ -226,7 +236,6 @@ OrderChoice choose_order(ByteSpan in) {
         const OrderCosts full = order_costs(in, full_step);
         return order(full.corrected1() < 0.99 * full.corrected0());
     }
-    if (!worth_coding_sampled(in, full_step)) return OrderChoice::Store;
     const OrderCosts full = order_costs(in, full_step);
     return order(full.corrected1() < 0.99 * full.corrected0());
 }
@@ -286,13 +295,15 @@ public:
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
         rans_init_cpu_once();
         if ((flags & 1) && estimate && in.size() >= kMinOrder1) {
-            // Up to 4 MiB the order comes from every pair of the plane (order_from_counts):
-            // statezip's order-1 encoder counts them before it writes anyway (where the CPU lacks
-            // that encoder they are counted for the choice alone: the .stz must not depend on the
-            // CPU); larger planes are judged on a sample (choose_order). Either way whether the
-            // plane is worth coding at all comes from the same counts.
+            // Up to kRansExactOrderBytes the order comes from every pair of the plane
+            // (order_from_counts): statezip's order-1 encoder counts them before it writes anyway
+            // (where the CPU lacks that encoder they are counted for the choice alone: the .stz
+            // must not depend on the CPU); larger planes are judged on a sample (choose_order).
+            // Whether the plane is worth coding at all is asked first, of a sample.
+            if (!worth_coding_first(in)) return store(in, out);
             OrderChoice choice = OrderChoice::Order1;
-            switch (encode_order1_measured(in, in_slack, out, choice)) {
+            switch (in.size() <= kRansExactOrderBytes ? encode_order1_measured(in, in_slack, out, choice)
+                                                      : MeasuredEncode::NotHere) {
                 case MeasuredEncode::Written: return;
                 case MeasuredEncode::Failed: return store(in, out);
                 case MeasuredEncode::Declined: break;

@@ -4,6 +4,7 @@
 // Also the codec's encoder at an order the caller decided (for another codec's planes).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "../base/bytes.hpp"
@@ -36,6 +37,12 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
                                      OrderVerdict& verdict);
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
+
+// Planes up to this size are judged on every pair (the order-1 encoder's own counts: free when
+// order 1 wins, at most about twice the sample's cost when it loses); larger ones on a sample,
+// whose cost grows far slower than the plane (a random-weight q8_0 quant plane of 1 MB counted
+// whole only to be coded at order 0 cost more than a sample).
+inline constexpr size_t kRansExactOrderBytes = 256u << 10;
 
 // What the rans codec's encode() with order `order` (0 or 1) writes, except that order 1 is
 // taken as decided: for a caller that has measured the same pairs itself (qctx's quant plane),
