@@ -27,8 +27,9 @@ def files_of(args):
     # Each file once: a folder inside another one given (corpus/v040 beside corpus) is walked
     # from both, and a file counted twice weighs twice in its folder's and its type's totals.
     def add(f):
-        if os.path.realpath(f) not in seen:
-            seen.add(os.path.realpath(f))
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
             out.append(f)
     for p in paths:
         if os.path.isdir(p):

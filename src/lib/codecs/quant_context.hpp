@@ -3,9 +3,9 @@
 // the chunk, mode 0's plane of the bytes after the scales (mode 2's last plane), and the
 // entry points of mode 2. The format is described in quant_context_codec.cpp.
 #pragma once
-#include <optional>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "codec.hpp"

@@ -81,9 +81,12 @@ uint32_t list_row_scalar(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_
     return k;
 }
 
-// Every context's list (Scratch::freq, symbol, list_start; the counts cleared) and the
-// library's totals: per context its pairs, plus one for the last byte's value.
-void list_contexts(Scratch& s, uint8_t last, uint32_t* totals, ListRowFn list_row) {
+// The pairs of `in` counted (count_pairs), then every context's list (Scratch::freq, symbol,
+// list_start; the counts cleared) and the library's totals: per context its pairs, plus one
+// for the last byte's value.
+void list_pairs(Scratch& s, const uint8_t* in, unsigned n, uint32_t* totals, ListRowFn list_row) {
+    count_pairs(in, n, s.pairs);
+    const uint8_t last = in[n - 1];
     uint32_t k = 0;
     for (int c = 0; c < 256; ++c) {
         s.list_start[c] = k;
@@ -119,9 +122,8 @@ PairCounts pair_counts(const Scratch& s, uint8_t last, const uint32_t* totals, u
 
 PairCounts rans_order1_pair_counts(const uint8_t* in, unsigned n) {
     Scratch& s = scratch();
-    count_pairs(in, n, s.pairs);
     uint32_t totals[256];
-    list_contexts(s, in[n - 1], totals, list_row_scalar);
+    list_pairs(s, in, n, totals, list_row_scalar);
     return pair_counts(s, in[n - 1], totals, n);
 }
 
@@ -130,8 +132,6 @@ namespace {
 
 using namespace rans_enc;
 constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
-
-
 
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
 // counts a compare; the row left zero.
@@ -175,7 +175,6 @@ struct Form {
 };
 constexpr Form kAvx512{list_row_avx512, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
 constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
-
 
 // htscodecs' fast_log: a linear approximation of the natural log from a double's bits.
 inline double fast_log(double a) {
@@ -232,9 +231,8 @@ uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t
     return p;
 }
 
-
 // The frequency table into s.table (returned: its length), the pairs' entries into s.entry,
-// from the contexts listed (list_contexts). `shift` is set to the table's precision.
+// from the contexts listed (list_pairs). `shift` is set to the table's precision.
 size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
     bool present[256];
     uint8_t rank[256];
@@ -336,9 +334,8 @@ unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, uns
                       OrderTest test = nullptr, OrderVerdict* verdict = nullptr) {
     if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
     Scratch& s = scratch();
-    count_pairs(in, n, s.pairs);
     uint32_t totals[256];
-    list_contexts(s, in[n - 1], totals, form.list_row);
+    list_pairs(s, in, n, totals, form.list_row);
     if (test && (*verdict = test(pair_counts(s, in[n - 1], totals, n))) != OrderVerdict::Order1) return nullptr;
     return encode_listed(in, n, out, out_size, totals, form);
 }
