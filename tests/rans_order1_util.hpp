@@ -15,6 +15,22 @@ namespace stztest {
 
 using stz::Bytes;
 
+// A copy of `in` with `pad` bytes of slack on each side, for htscodecs' kernels, which read a
+// little around their input (its AVX-512 order-1 encoder a byte before it, rans_codec.cpp): a
+// plane-sized Bytes may start a mapping of its own, where that read would fault. data() is the
+// input's first byte.
+struct PaddedInput {
+    PaddedInput(const Bytes& in, size_t pad) : pad_(pad), bytes_(in.size() + 2 * pad) {
+        std::copy(in.begin(), in.end(), bytes_.begin() + static_cast<std::ptrdiff_t>(pad));
+    }
+    uint8_t* data() { return bytes_.data() + pad_; }
+
+private:
+    size_t pad_;
+    std::vector<uint8_t> bytes_;
+};
+inline constexpr size_t kKernelSlack = 64;
+
 // Planes of the shapes order 1 meets: few and many symbols, flat and skewed, chained values, a
 // context followed by one symbol only (its frequency is the whole table), quants (6, 7), a
 // last byte of a value found nowhere else (8), Zipf-distributed values (9).

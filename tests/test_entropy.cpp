@@ -10,11 +10,14 @@
 #include "codecs/rans_codec.hpp"
 #include "codecs/pipeline.hpp"
 #include "plan/policy.hpp"
+#include "rans_order1_util.hpp"
 #include "test_util.hpp"
 
 using namespace stz;
 using stztest::channel_floats16;
 using stztest::float_specials;
+using stztest::kKernelSlack;
+using stztest::PaddedInput;
 using stztest::random_bytes;
 
 namespace {
@@ -207,12 +210,8 @@ TEST_CASE("rans: streams from every CPU path decode on every allowed one, never 
                 rans_set_cpu(enc.bits & 0xff);
                 Bytes stream(rans_compress_bound_4x16(static_cast<unsigned>(in.size()), order) + 64);
                 unsigned len = static_cast<unsigned>(stream.size());
-                // The library's AVX-512 order-1 encoder reads a byte before its input (rans_codec.cpp):
-                // a plane-sized Bytes may start a mapping of its own, so the input gets slack here.
-                constexpr size_t pad = 64;
-                Bytes src(in.size() + 2 * pad);
-                std::copy(in.begin(), in.end(), src.begin() + pad);
-                REQUIRE(rans_compress_to_4x16(src.data() + pad, static_cast<unsigned>(in.size()), stream.data(), &len,
+                PaddedInput src(in, kKernelSlack);
+                REQUIRE(rans_compress_to_4x16(src.data(), static_cast<unsigned>(in.size()), stream.data(), &len,
                                               order) != nullptr);
                 stream.resize(len);
                 Bytes framed{1};  // the codec's own format: mode byte 1, then the htscodecs stream
@@ -249,20 +248,19 @@ TEST_CASE("rans: the kernels called directly write and read htscodecs' own strea
     for (size_t n : {64, 999, 1000, 1001, 1002, 4096, 70001}) inputs.push_back(channel_floats16(n / 2 + 1, 32, 3));
     for (Bytes& in : inputs) in.resize(in.size() & ~size_t{1});
     inputs.push_back(hostile_inputs().back().second);
-    constexpr size_t pad = 64;
+    constexpr size_t pad = kKernelSlack;  // (the streams' room: the kernels read and write a little past)
     for (int mask : masks)
         for (const Bytes& in : inputs)
             for (int flags : {RANS_ORDER_X32 | 0, RANS_ORDER_X32 | 1}) {
                 INFO("mask " << mask << ", " << in.size() << " bytes, flags " << flags);
                 rans_select_cpu(mask);
                 const auto n = static_cast<unsigned>(in.size());
-                Bytes src(in.size() + 2 * pad);
-                std::copy(in.begin(), in.end(), src.begin() + pad);
+                PaddedInput src(in, kKernelSlack);
                 const unsigned bound = rans_compress_bound_4x16(n, flags);
                 Bytes lib(bound + pad), direct(bound + pad);
                 unsigned lib_len = bound, direct_len = bound;
-                REQUIRE(rans_compress_to_4x16(src.data() + pad, n, lib.data(), &lib_len, flags) != nullptr);
-                const bool coded = rans_encode_stream(src.data() + pad, n, direct.data(), &direct_len, flags);
+                REQUIRE(rans_compress_to_4x16(src.data(), n, lib.data(), &lib_len, flags) != nullptr);
+                const bool coded = rans_encode_stream(src.data(), n, direct.data(), &direct_len, flags);
                 if (!coded) {  // only where the wrapper stores the bytes raw
                     CHECK((lib[0] & RANS_ORDER_CAT) != 0);
                     continue;
@@ -294,15 +292,14 @@ TEST_CASE("rans: every encoder kernel writes the same stream", "[entropy]") {
     for (const Bytes& in : {quants, channel_floats16(40000, 32, 6)})
         for (int flags : {RANS_ORDER_X32 | 0, RANS_ORDER_X32 | 1}) {
             std::vector<Bytes> streams;
-            constexpr size_t pad = 64;  // the kernels read a little around their input (rans_codec.cpp)
-            Bytes src(in.size() + 2 * pad);
-            std::copy(in.begin(), in.end(), src.begin() + pad);
+            constexpr size_t pad = kKernelSlack;  // (the streams' room: the kernels write a little past)
+            PaddedInput src(in, kKernelSlack);
             for (int mask : masks) {
                 rans_set_cpu(mask);
                 const unsigned bound = rans_compress_bound_4x16(static_cast<unsigned>(in.size()), flags);
                 Bytes stream(bound + pad);
                 unsigned len = bound;
-                REQUIRE(rans_compress_to_4x16(src.data() + pad, static_cast<unsigned>(in.size()), stream.data(), &len,
+                REQUIRE(rans_compress_to_4x16(src.data(), static_cast<unsigned>(in.size()), stream.data(), &len,
                                               flags) != nullptr);
                 stream.resize(len);
                 streams.push_back(stream);
