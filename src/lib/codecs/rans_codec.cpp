@@ -172,16 +172,13 @@ size_t distinct_bytes(ByteSpan in) {
 
 constexpr size_t kMaxSampledPairs = size_t{1} << 14;
 
-// What rans:1 does with a plane it measures: store it, or code it at order 0 or 1.
-using OrderChoice = OrderVerdict;
-
 // The same choice from every pair of the plane (the order-1 encoder's own counts, PairCounts):
 // choose_order's tests on the counts' entropies, which need no correction for a sample's size.
-OrderChoice order_from_counts(const PairCounts& c) {
+OrderVerdict order_from_counts(const PairCounts& c) {
     const double coded0 = c.bits0 / 8, coded1 = c.bits1 / 8;
-    if (coded0 >= 0.98 * static_cast<double>(c.bytes)) return OrderChoice::Store;
+    if (coded0 >= 0.98 * static_cast<double>(c.bytes)) return OrderVerdict::Store;
     const double cost0 = coded0 + 0.8 * c.symbols, cost1 = coded1 + 0.8 * c.pairs;
-    return cost1 < 0.99 * cost0 ? OrderChoice::Order1 : OrderChoice::Order0;
+    return cost1 < 0.99 * cost0 ? OrderVerdict::Order1 : OrderVerdict::Order0;
 }
 
 // The order-0 side of the first estimate choose_order makes: whether the plane is worth coding
@@ -208,7 +205,7 @@ size_t first_sample_step(size_t n) {
 bool worth_coding_first(ByteSpan in) { return worth_coding_sampled(in, first_sample_step(in.size())); }
 
 // The order of a plane worth coding (worth_coding_first), from samples.
-OrderChoice choose_order(ByteSpan in) {
+OrderVerdict choose_order(ByteSpan in) {
     // Large planes first ask a sample of kMaxSampledPairs pairs whether order-1 wins clearly
     // (by 5 %) even with the largest table the plane's byte values allow (every pair of them):
     // the sign/exponent planes of floats (a few dozen values, order-1 15-20 % smaller) are
@@ -217,7 +214,7 @@ OrderChoice choose_order(ByteSpan in) {
     // distinct pairs than there are), so anything less clear gets the full estimate: the
     // same decisions as before on the corpus. (16 K pairs, not 64 K: the same decisions on
     // every corpus file, and 4 % off the default's compression time over the corpus folder.)
-    const auto order = [](bool order1) { return order1 ? OrderChoice::Order1 : OrderChoice::Order0; };
+    const auto order = [](bool order1) { return order1 ? OrderVerdict::Order1 : OrderVerdict::Order0; };
     const size_t full_step = sample_step(in.size(), 32u << 10, 256u << 10, 128u << 10);
     if (in.size() > 2 * kMaxSampledPairs) {
         const size_t quick_step = first_sample_step(in.size());
@@ -227,9 +224,9 @@ OrderChoice choose_order(ByteSpan in) {
         // every pair of bytes first: on a plane of megabytes it still wins, and the pass over
         // every byte that counts the values is not needed.
         if (quick.pairs_seen * 8 <= kMaxSampledPairs) {
-            if (quick.corrected1(256 * 256) < 0.95 * quick.corrected0()) return OrderChoice::Order1;
+            if (quick.corrected1(256 * 256) < 0.95 * quick.corrected0()) return OrderVerdict::Order1;
             const size_t values = distinct_bytes(in);
-            if (quick.corrected1(values * values) < 0.95 * quick.corrected0()) return OrderChoice::Order1;
+            if (quick.corrected1(values * values) < 0.95 * quick.corrected0()) return OrderVerdict::Order1;
         }
         // Planes of 32-48 KB are sampled at the same step both times: the counts are these.
         if (quick_step == full_step) return order(quick.corrected1() < 0.99 * quick.corrected0());
@@ -301,7 +298,7 @@ public:
             // must not depend on the CPU); larger planes are judged on a sample (choose_order).
             // Whether the plane is worth coding at all is asked first, of a sample.
             if (!worth_coding_first(in)) return store(in, out);
-            OrderChoice choice = OrderChoice::Order1;
+            OrderVerdict choice = OrderVerdict::Order1;
             switch (in.size() <= kRansExactOrderBytes ? encode_order1_measured(in, in_slack, out, choice)
                                                       : MeasuredEncode::NotHere) {
                 case MeasuredEncode::Written: return;
@@ -309,42 +306,45 @@ public:
                 case MeasuredEncode::Declined: break;
                 case MeasuredEncode::NotHere: choice = choose_order(in); break;
             }
-            if (choice == OrderChoice::Store) return store(in, out);
-            if (choice == OrderChoice::Order0) flags &= ~1;
+            if (choice == OrderVerdict::Store) return store(in, out);
+            if (choice == OrderVerdict::Order0) flags &= ~1;
         } else {
             if (!worth_coding(in)) return store(in, out);
             if (in.size() < kMinOrder1) flags &= ~1;
         }
-        const auto n = static_cast<unsigned>(in.size());
         uint8_t* const src = library_input(in, in_slack);
-        // The stream goes straight into `out` (kPad bytes of slack after it, cut off after),
-        // not through a buffer of its own and a copy.
-        const unsigned bound = rans_compress_bound_4x16(n, flags);
-        const size_t base = out.size();
-        out.resize(base + 1 + bound + kPad);
-        out[base] = kModeRans;
-        unsigned written = bound;
-        if (!rans_encode_stream(src, n, out.data() + base + 1, &written, flags) || written == 0 ||
-            written > bound || written >= in.size()) {
-            out.resize(base);
-            return store(in, out);
-        }
-        out.resize(base + 1 + written);
+        const bool coded = append_stream(in, flags, out, [&](uint8_t* dst, unsigned* written) {
+            return rans_encode_stream(src, static_cast<unsigned>(in.size()), dst, written, flags);
+        });
+        if (!coded) store(in, out);
     }
     // The order-1 stream after `out`'s mode byte, if order_from_counts says order 1 on every pair
     // of `in` (`choice` gets what it said): `out` grows only when the stream is written.
-    static MeasuredEncode encode_order1_measured(ByteSpan in, bool in_slack, Bytes& out, OrderChoice& choice) {
-        const auto n = static_cast<unsigned>(in.size());
-        const unsigned bound = rans_compress_bound_4x16(n, RANS_ORDER_X32 | 1);
+    static MeasuredEncode encode_order1_measured(ByteSpan in, bool in_slack, Bytes& out, OrderVerdict& choice) {
+        MeasuredEncode r = MeasuredEncode::NotHere;
+        const bool written = append_stream(in, RANS_ORDER_X32 | 1, out, [&](uint8_t* dst, unsigned* size) {
+            r = rans_encode_order1_if(library_input(in, in_slack), static_cast<unsigned>(in.size()), dst, size,
+                                      order_from_counts, choice);
+            return r == MeasuredEncode::Written;
+        });
+        return r == MeasuredEncode::Written && !written ? MeasuredEncode::Failed : r;
+    }
+    // The mode byte and the stream `write(dst, &written)` puts at dst, straight into `out` (kPad
+    // bytes of slack after it, cut off after), not through a buffer of its own and a copy. False,
+    // and `out` as it was, unless a stream smaller than `in` was written.
+    template <class Write>
+    static bool append_stream(ByteSpan in, int flags, Bytes& out, Write&& write) {
+        const unsigned bound = rans_compress_bound_4x16(static_cast<unsigned>(in.size()), flags);
         const size_t base = out.size();
         out.resize(base + 1 + bound + kPad);
         out[base] = kModeRans;
         unsigned written = bound;
-        MeasuredEncode r = rans_encode_order1_if(library_input(in, in_slack), n, out.data() + base + 1, &written,
-                                                 order_from_counts, choice);
-        if (r == MeasuredEncode::Written && (written == 0 || written > bound || written >= in.size())) r = MeasuredEncode::Failed;
-        out.resize(r == MeasuredEncode::Written ? base + 1 + written : base);
-        return r;
+        if (!write(out.data() + base + 1, &written) || written == 0 || written > bound || written >= in.size()) {
+            out.resize(base);
+            return false;
+        }
+        out.resize(base + 1 + written);
+        return true;
     }
     static void store(ByteSpan in, Bytes& out) {
         out.push_back(kModeStored);

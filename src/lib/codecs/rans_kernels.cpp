@@ -133,6 +133,20 @@ const KernelSet& kernels() {
     return *k;
 }
 
+// The stream form the kernels are called for: the flags byte, n as a uint7, then what
+// `body(dst, &size)` writes (a kernel's output; false if it wrote none). False too where the
+// stream would not be smaller than the input (the wrapper would store it: RANS_ORDER_CAT).
+// `*out_size` (at least 1 + kMaxUint7Bytes) is the room, then the stream's length.
+template <class Body>
+bool frame_x32(uint8_t* out, unsigned* out_size, unsigned n, int flags, Body&& body) {
+    out[0] = static_cast<uint8_t>(flags);
+    const unsigned header = 1 + put_uint7(out + 1, n);
+    unsigned size = *out_size - header;
+    if (!body(out + header, &size) || size >= n) return false;
+    *out_size = header + size;
+    return true;
+}
+
 }  // namespace
 
 void rans_select_cpu(int mask) {
@@ -144,13 +158,8 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
     const KernelPair& k = kernels().order[flags & 1];
     if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxUint7Bytes)
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
-    out[0] = static_cast<uint8_t>(flags);
-    const unsigned header = 1 + put_uint7(out + 1, n);
-    unsigned body = *out_size - header;
     const RansEncodeKernel encode = k.encode_small && n <= kSmallEncodeBytes ? k.encode_small : k.encode;
-    if (!encode(in, n, out + header, &body) || body >= n) return false;
-    *out_size = header + body;
-    return true;
+    return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return encode(in, n, body, size) != nullptr; });
 }
 
 MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, OrderTest test,
@@ -162,15 +171,11 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
         if (verdict != OrderVerdict::Order1) return MeasuredEncode::Declined;
         return rans_encode_stream(in, n, out, out_size, RANS_ORDER_X32 | 1) ? MeasuredEncode::Written : MeasuredEncode::Failed;
     }
-    out[0] = static_cast<uint8_t>(RANS_ORDER_X32 | 1);
-    const unsigned header = 1 + put_uint7(out + 1, n);
-    unsigned body = *out_size - header;
     verdict = OrderVerdict::Order1;
-    if (!encode(in, n, out + header, &body, test, &verdict))
-        return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;
-    if (body >= n) return MeasuredEncode::Failed;
-    *out_size = header + body;
-    return MeasuredEncode::Written;
+    if (frame_x32(out, out_size, n, RANS_ORDER_X32 | 1,
+                  [&](uint8_t* body, unsigned* size) { return encode(in, n, body, size, test, &verdict) != nullptr; }))
+        return MeasuredEncode::Written;
+    return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;
 }
 
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
