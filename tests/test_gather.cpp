@@ -37,7 +37,9 @@ DataShape q8_rows(uint64_t blocks) {
 
 // The planes stage existed before records: its parameters and output for shapes without
 // records must stay byte for byte what they were (files written with id 13 still decode, and
-// the same input still gives the same file). Hashes taken from the code before records.
+// the same input still gives the same file). Hashes taken from the code before records; the
+// two with rans:1 retaken when the rans codec's order-1 streams got grouped contexts (the f16
+// exponent plane's is one: smaller, the planes' layout the same, as the other three show).
 TEST_CASE("planes output without records is unchanged", "[gather]") {
     const Bytes f16 = channel_floats16(500, 32, 21);
     Bytes q8 = random_bytes(34 * 8 * 40, 22);
@@ -53,7 +55,7 @@ TEST_CASE("planes output without records is unchanged", "[gather]") {
         {"planes(top=rans:1,q=zstd:3,rest=zstd:3)", q8_rows(8), &q8},
         {"planes:rm(all=zstd:3)", q8_rows(8), &q8},
     };
-    const uint64_t expected[] = {0x58e254a7819d2cc1ull, 0x5790256c792821f8ull, 0x263c803909953270ull,
+    const uint64_t expected[] = {0xc9fc73b91aa80a62ull, 0x5790256c792821f8ull, 0xcbde64b4d7783355ull,
                                  0xc73c2152ddf35cf4ull, 0xbb32188b5db8588cull};
     for (size_t i = 0; i < std::size(cases); ++i) {
         const Case& c = cases[i];

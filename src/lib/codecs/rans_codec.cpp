@@ -1,6 +1,7 @@
 // rans: static order-0 / order-1 rANS (htscodecs' rANS 4x16 with 32-way interleave, "X32"),
 // for byte planes whose histogram is skewed (the sign/exponent byte of floats, quant scales).
-// Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes.
+// Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes. An order-1 stream may
+// have grouped contexts (kRansOrderGrouped, rans_order1_decoder.hpp): statezip's own form of it.
 //
 // htscodecs 1.3.0 (Debian 12) has defects fixed upstream later; each is guarded here:
 //  - SSE4 order-1 decoder mis-decodes valid streams: the SSE4 kernels are never allowed
@@ -43,7 +44,7 @@ constexpr size_t kPad = 64;           // slack before and after every buffer the
 constexpr size_t kMinCoded = 64;      // below this, table overhead alone exceeds any gain: store
 constexpr size_t kMinOrder1 = 8192;   // order-1 tables cost more than they save below ~8 KB
 constexpr uint8_t kModeStored = 0, kModeRans = 1;
-constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT;
+constexpr int kStreamFlagsAllowed = 1 | RANS_ORDER_X32 | RANS_ORDER_CAT | kRansOrderGrouped;
 
 // The sampling step of an estimate over n bytes: every byte up to `full`, every 2nd up to
 // `half`, every 4th up to 4 * `samples`, past that about `samples` bytes. A step above 4 is

@@ -37,6 +37,10 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
                                      OrderVerdict& verdict);
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
+// A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream with grouped
+// contexts (rans_order1_decoder.hpp), which rans_encode_stream and rans_encode_order1_if write
+// where it is smaller, and which only statezip decodes (a release before it rejects the flag).
+inline constexpr int kRansOrderGrouped = 0x02;
 
 // Planes up to this size are judged on every pair (the order-1 encoder's own counts: free when
 // order 1 wins, at most about twice the sample's cost when it loses); larger ones on a sample,

@@ -79,6 +79,26 @@ void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t t
     }
 }
 
+template <int Shift>
+bool steps_scalar(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
+                  const uint8_t* lowest, int context_shift) {
+    const uint32_t* rcp = reciprocals().rcp.data();
+    uint8_t* w = words;
+    size_t left = steps;
+    while (left && w - lowest >= 2 * kLanes) {
+        const size_t s = --left;
+        const uint8_t* const row = by_step + s * kLanes;
+        for (int lane = kLanes - 1; lane >= 0; --lane) {
+            const uint32_t context = s ? row[lane - kLanes] : 0;
+            put_symbol<Shift>(state[lane], w, entry[(context >> context_shift) << 8 | row[lane]], rcp);
+        }
+    }
+    words = w;
+    return left == 0;
+}
+template bool steps_scalar<kShiftFast>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
+template bool steps_scalar<kShiftFull>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
+
 #if defined(__x86_64__)
 namespace {
 
@@ -90,7 +110,8 @@ struct StepEntries {
 __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline StepEntries fetch_step(const uint8_t* by_step,
                                                                                            size_t s,
                                                                                            const uint32_t* entry,
-                                                                                           const uint32_t* rcp) {
+                                                                                           const uint32_t* rcp,
+                                                                                           __m128i context_shift) {
     const __m256i sym = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + s * kLanes));
     const __m256i ctx =
         s ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(by_step + (s - 1) * kLanes)) : _mm256_setzero_si256();
@@ -98,7 +119,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline StepEntries f
     for (int h = 0; h < 2; ++h) {
         const __m128i sh = h ? _mm256_extracti128_si256(sym, 1) : _mm256_castsi256_si128(sym);
         const __m128i ch = h ? _mm256_extracti128_si256(ctx, 1) : _mm256_castsi256_si128(ctx);
-        const __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(ch), 8), _mm512_cvtepu8_epi32(sh));
+        const __m512i row = _mm512_slli_epi32(_mm512_srl_epi32(_mm512_cvtepu8_epi32(ch), context_shift), 8);
+        const __m512i idx = _mm512_or_si512(row, _mm512_cvtepu8_epi32(sh));
         next.entry[h] = _mm512_i32gather_epi32(idx, entry, 4);
         next.rcp[h] = _mm512_i32gather_epi32(_mm512_srli_epi32(next.entry[h], kFreqAt), rcp, 4);
     }
@@ -111,19 +133,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline StepEntries f
 // (two in a row) then overlaps a step of arithmetic (12 % faster on Zen 4 than gathering in place).
 template <int Shift>
 bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
-                  const uint8_t* lowest) {
+                  const uint8_t* lowest, int context_shift) {
     const uint32_t* rcp = reciprocals().rcp.data();
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
     __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
     const __m512i bias_bits = _mm512_set1_epi32(kBiasMask), shift_bits = _mm512_set1_epi32(kRcpShiftMask);
     const __m512i total = _mm512_set1_epi32(1 << Shift);
     uint8_t* w = words;
     size_t left = steps;
     StepEntries next{};
-    if (left) next = fetch_step(by_step, left - 1, entry, rcp);
+    if (left) next = fetch_step(by_step, left - 1, entry, rcp, row_shift);
     while (left && w - lowest >= 2 * kLanes) {
         const size_t s = --left;
         const StepEntries now = next;
-        if (s) next = fetch_step(by_step, s - 1, entry, rcp);
+        if (s) next = fetch_step(by_step, s - 1, entry, rcp, row_shift);
         for (int h = 1; h >= 0; --h) {
             const __m512i e = now.entry[h], r = now.rcp[h], freq = _mm512_srli_epi32(e, kFreqAt);
             const __mmask16 out = _mm512_cmpge_epu32_mask(x[h], _mm512_slli_epi32(freq, 31 - Shift));
@@ -174,8 +197,9 @@ const WordGather& word_gather() {
 // below them are written again by what follows (more words, at least the 128 bytes of states).
 template <int Shift>
 bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
-                const uint8_t* lowest) {
+                const uint8_t* lowest, int context_shift) {
     const uint32_t* rcp = reciprocals().rcp.data();
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
     const auto& order = word_gather().order;
     __m256i x[4];
     for (int g = 0; g < 4; ++g) x[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state + 8 * g));
@@ -190,7 +214,8 @@ bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uin
             const __m256i sym = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + 8 * g)));
             const __m256i ctx = s ? _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row - kLanes + 8 * g)))
                                   : _mm256_setzero_si256();
-            const __m256i e = _mm256_i32gather_epi32(reinterpret_cast<const int*>(entry), _mm256_or_si256(_mm256_slli_epi32(ctx, 8), sym), 4);
+            const __m256i row_of = _mm256_slli_epi32(_mm256_srl_epi32(ctx, row_shift), 8);
+            const __m256i e = _mm256_i32gather_epi32(reinterpret_cast<const int*>(entry), _mm256_or_si256(row_of, sym), 4);
             const __m256i freq = _mm256_srli_epi32(e, kFreqAt);
             const __m256i r = _mm256_i32gather_epi32(reinterpret_cast<const int*>(rcp), freq, 4);
             // States and bounds are below 2^31 (a bound of 2^31 less one still is): a signed compare.
@@ -215,10 +240,10 @@ bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry, uin
     return left == 0;
 }
 
-template bool steps_avx512<kShiftFast>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*);
-template bool steps_avx512<kShiftFull>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*);
-template bool steps_avx2<kShiftFast>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*);
-template bool steps_avx2<kShiftFull>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*);
+template bool steps_avx512<kShiftFast>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
+template bool steps_avx512<kShiftFull>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
+template bool steps_avx2<kShiftFast>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
+template bool steps_avx2<kShiftFull>(const uint8_t*, size_t, const uint32_t*, uint32_t*, uint8_t*&, const uint8_t*, int);
 #endif
 
 }  // namespace stz::rans_enc

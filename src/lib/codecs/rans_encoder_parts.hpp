@@ -64,21 +64,27 @@ inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp
 }
 
 // Steps steps-1 .. 0 of all 32 lanes into `state` (the lanes' states) and downwards from
-// `words`: step s's symbols are by_step[32 s ..], their entries entry[previous step's symbol << 8
-// | symbol] (0 before step 0). Stops early, returning false, rather than write below `lowest`
-// (a step writes at most 64 bytes). Sixteen lanes at a time with AVX-512, eight with AVX2.
+// `words`: step s's symbols are by_step[32 s ..], their entries entry[(previous step's symbol >>
+// context_shift) << 8 | symbol] (0 before step 0). Stops early, returning false, rather than write
+// below `lowest` (a step writes at most 64 bytes). Sixteen lanes at a time with AVX-512, eight with
+// AVX2, one with the scalar form (the same bytes: a CPU without AVX2 writes what the others do).
 using StepsFn = bool (*)(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state,
-                         uint8_t*& words, const uint8_t* lowest);
+                         uint8_t*& words, const uint8_t* lowest, int context_shift);
+template <int Shift>
+bool steps_scalar(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
+                  const uint8_t* lowest, int context_shift);
 #if defined(__x86_64__)
 // (The target attributes belong to the declarations too: GCC takes a definition whose target
 // differs from its declaration's for another version of the function.)
 template <int Shift>
 __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) bool steps_avx512(const uint8_t* by_step, size_t steps,
                                                                                 const uint32_t* entry, uint32_t* state,
-                                                                                uint8_t*& words, const uint8_t* lowest);
+                                                                                uint8_t*& words, const uint8_t* lowest,
+                                                                                int context_shift);
 template <int Shift>
 __attribute__((target("avx2,popcnt"))) bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry,
-                                                       uint32_t* state, uint8_t*& words, const uint8_t* lowest);
+                                                       uint32_t* state, uint8_t*& words, const uint8_t* lowest,
+                                                       int context_shift);
 #endif
 
 }  // namespace stz::rans_enc

@@ -45,15 +45,16 @@ constexpr unsigned kMinX32 = 1001;
 
 // The kernels for one order: encode and decode, or null for "use the wrapper"; encode_small
 // and decode_small, where set, code inputs (outputs) of up to kSmallEncodeBytes
-// (kSmallDecodeBytes) instead.
-using MeasuredEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
-                                                 OrderVerdict*);
+// (kSmallDecodeBytes) instead; decode_grouped decodes the streams with grouped contexts that
+// encode_small writes where they are smaller (rans_order1_decoder.hpp), of any size.
+using SmallEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
+                                              OrderVerdict*, int*);
 struct KernelPair {
     RansEncodeKernel encode = nullptr;
     RansDecodeKernel decode = nullptr;
-    RansEncodeKernel encode_small = nullptr;
+    SmallEncodeKernel encode_small = nullptr;  // statezip's order-1 encoder (rans_order1_encoder.hpp)
     RansDecodeKernel decode_small = nullptr;
-    MeasuredEncodeKernel encode_small_if = nullptr;  // encode_small after a test of its pair counts
+    RansDecodeKernel decode_grouped = nullptr;
 };
 // statezip's order-1 encoder writes the library's bytes with a fraction of its set-up, and its
 // loop is faster too (best of 20, AVX-512, against the library's AVX-512 encoder on the same
@@ -81,10 +82,13 @@ KernelSet kernels_for(int mask) {
     KernelSet k;
     k.order[0] = {rans_compress_O0_32x16, rans_uncompress_O0_32x16};
     k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
+    // statezip's order-1 coder one lane at a time where no vector form is allowed: streams with
+    // grouped contexts are written and read on every CPU, and the same ones.
+    if (rans_order1_encoder_scalar_available()) k.order[1].encode_small = rans_order1_encode_if_scalar;
+    if (rans_order1_scalar_available()) k.order[1].decode_grouped = rans_order1_decode_grouped_scalar;
     if (avx2 && (mask & RANS_CPU_ENC_AVX2)) {
         k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
-        if (rans_order1_encoder_avx2_available())
-            k.order[1].encode_small = rans_order1_encode_avx2, k.order[1].encode_small_if = rans_order1_encode_if_avx2;
+        if (rans_order1_encoder_avx2_available()) k.order[1].encode_small = rans_order1_encode_if_avx2;
     }
     // On AMD's cores htscodecs' AVX-512 order-0 encoder is slower than its AVX2 one, which
     // writes the same bytes (Zen 5, best of 30 on 0.5-2 MB planes: 700-740 MB/s against
@@ -96,19 +100,19 @@ KernelSet kernels_for(int mask) {
         k.order[1].encode = rans_compress_O1_32x16_avx512;
         // Order 1 by statezip's own encoder, in the widest form allowed: the same bytes
         // (rans_order1_encoder.cpp).
-        if (rans_order1_encoder_avx512_available())
-            k.order[1].encode_small = rans_order1_encode_avx512, k.order[1].encode_small_if = rans_order1_encode_if_avx512;
+        if (rans_order1_encoder_avx512_available()) k.order[1].encode_small = rans_order1_encode_if_avx512;
     }
     if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;
-        if (rans_order1_avx2_available()) k.order[1].decode_small = rans_order1_decode_avx2;
+        if (rans_order1_avx2_available())
+            k.order[1].decode_small = rans_order1_decode_avx2, k.order[1].decode_grouped = rans_order1_decode_grouped_avx2;
     }
     if (avx512 && (mask & RANS_CPU_DEC_AVX512))
         k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
     // Order 1 of small planes by statezip's own decoder, in the widest form allowed: the same
     // bytes (rans_order1_decoder.cpp).
     if (avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order1_avx512_available())
-        k.order[1].decode_small = rans_order1_decode_avx512;
+        k.order[1].decode_small = rans_order1_decode_avx512, k.order[1].decode_grouped = rans_order1_decode_grouped_avx512;
     return k;
 }
 
@@ -158,29 +162,46 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
     const KernelPair& k = kernels().order[flags & 1];
     if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxUint7Bytes)
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
-    const RansEncodeKernel encode = k.encode_small && n <= kSmallEncodeBytes ? k.encode_small : k.encode;
-    return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return encode(in, n, body, size) != nullptr; });
+    if (!k.encode_small || n > kSmallEncodeBytes)
+        return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return k.encode(in, n, body, size) != nullptr; });
+    int context_shift = 0;
+    const bool written = frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) {
+        return k.encode_small(in, n, body, size, nullptr, nullptr, &context_shift) != nullptr;
+    });
+    if (written && context_shift) out[0] |= kRansOrderGrouped;
+    return written;
 }
 
 MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, OrderTest test,
                                      OrderVerdict& verdict) {
     if (n < kMinX32 || n > kSmallEncodeBytes || *out_size < 1 + kMaxUint7Bytes) return MeasuredEncode::NotHere;
-    const MeasuredEncodeKernel encode = kernels().order[1].encode_small_if;
+    const SmallEncodeKernel encode = kernels().order[1].encode_small;
     if (!encode) {  // the same counts and verdict on any CPU (the .stz must not depend on it), the library's encoder
         verdict = test(rans_order1_pair_counts(in, n));
         if (verdict != OrderVerdict::Order1) return MeasuredEncode::Declined;
         return rans_encode_stream(in, n, out, out_size, RANS_ORDER_X32 | 1) ? MeasuredEncode::Written : MeasuredEncode::Failed;
     }
     verdict = OrderVerdict::Order1;
-    if (frame_x32(out, out_size, n, RANS_ORDER_X32 | 1,
-                  [&](uint8_t* body, unsigned* size) { return encode(in, n, body, size, test, &verdict) != nullptr; }))
+    int context_shift = 0;
+    if (frame_x32(out, out_size, n, RANS_ORDER_X32 | 1, [&](uint8_t* body, unsigned* size) {
+            return encode(in, n, body, size, test, &verdict, &context_shift) != nullptr;
+        })) {
+        if (context_shift) out[0] |= kRansOrderGrouped;
         return MeasuredEncode::Written;
+    }
     return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;
 }
 
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
     unsigned size = 0, size_bytes = 0;
     const int flags = in_size ? in[0] : -1;
+    if (flags >= 0 && (flags & kRansOrderGrouped)) {  // statezip's own: never the library's
+        const RansDecodeKernel decode = kernels().order[1].decode_grouped;
+        if (flags != (RANS_ORDER_X32 | 1 | kRansOrderGrouped) || !decode) return false;
+        size_bytes = get_uint7(in + 1, in_size - 1, size);
+        if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) return false;
+        return decode(in + 1 + size_bytes, in_size - 1 - size_bytes, out, out_size) == out;
+    }
     const KernelPair* k = flags == RANS_ORDER_X32 || flags == (RANS_ORDER_X32 | 1) ? &kernels().order[flags & 1] : nullptr;
     if (k && k->decode) size_bytes = get_uint7(in + 1, in_size - 1, size);
     if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) {

@@ -1,6 +1,7 @@
 // An order-1 decoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
 // used for small planes instead of the library's AVX-512 and AVX2 ones: every stream decodes to
-// the same bytes, and the set-up costs a fraction.
+// the same bytes, and the set-up costs a fraction. It also reads statezip's streams with grouped
+// contexts (rans_order1_decoder.hpp), of any size: a row is then the previous symbol >> s.
 //
 // Why: htscodecs rebuilds, on every call, a 32-bit entry for each of the 4,096 (or 1,024) slots
 // of every context, one slot at a time, after walking each context's 256 possible symbols
@@ -149,13 +150,13 @@ bool read_table(const uint8_t*& p, const uint8_t* end, int shift, uint32_t* tabl
 
 template <int Shift>
 void decode_lanes(order1::StepsFn steps_fn, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
-                  const uint8_t* p, const uint8_t* end) {
+                  const uint8_t* p, const uint8_t* end, int context_shift) {
     const size_t steps = n / kLanes;
     Bytes by_step(steps * kLanes);  // not zero-filled; large ones are kept blocks (large_buffers.hpp)
-    steps_fn(table, s, steps, by_step.data(), p, end);
+    steps_fn(table, s, steps, by_step.data(), p, end, context_shift);
     transpose_bytes<true>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
     for (size_t i = kLanes * steps; i < n; ++i)
-        out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end);
+        out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end, context_shift);
 }
 
 // The frequency table (packed or not) into `table`; `p` then at the states. False if malformed.
@@ -175,11 +176,15 @@ bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packe
     return true;
 }
 
+// `grouped`: the stream starts with its context shift (1 to kMaxContextShift), its rows are the
+// groups of previous symbols that shift makes (rans_order1_decoder.hpp).
 template <order1::FillFn Fill, order1::StepsFn Steps10, order1::StepsFn Steps12>
-unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {
+unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size, bool grouped) {
     if (in_size < 4 * kLanes) return nullptr;
     const uint8_t* p = in;
     const uint8_t* const end = in + in_size;
+    const int context_shift = grouped ? *p++ : 0;
+    if (grouped && (context_shift < 1 || context_shift > order1::kMaxContextShift)) return nullptr;
     const int shift = *p >> 4;
     const bool packed = *p++ & 1;
     if (shift != 10 && shift != kMaxShift) return nullptr;
@@ -191,8 +196,8 @@ unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* ou
         s.context[z] = 0;
         if (s.state[z] < kStateLow) return nullptr;
     }
-    if (shift == kMaxShift) decode_lanes<kMaxShift>(Steps12, table, s, out, out_size, p, end);
-    else decode_lanes<10>(Steps10, table, s, out, out_size, p, end);
+    if (shift == kMaxShift) decode_lanes<kMaxShift>(Steps12, table, s, out, out_size, p, end, context_shift);
+    else decode_lanes<10>(Steps10, table, s, out, out_size, p, end, context_shift);
     return out;
 }
 
@@ -206,14 +211,32 @@ bool rans_order1_avx2_available() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
 }
+bool rans_order1_scalar_available() { return rans_uncompress_O0_4x16; }
 
-unsigned char* rans_order1_decode_avx512(unsigned char* in, unsigned int in_size, unsigned char* out,
-                                         unsigned int out_size) {
-    return decode<order1::fill_row_avx512, order1::steps_avx512<10>, order1::steps_avx512<12>>(in, in_size, out, out_size);
+namespace {
+// The decoder in each form: its fill and its steps at both table precisions.
+constexpr auto decode_avx512 = decode<order1::fill_row_avx512, order1::steps_avx512<10>, order1::steps_avx512<12>>;
+constexpr auto decode_avx2 = decode<order1::fill_row_avx2, order1::steps_avx2<10>, order1::steps_avx2<12>>;
+constexpr auto decode_scalar = decode<order1::fill_row_scalar, order1::steps_scalar<10>, order1::steps_scalar<12>>;
+}  // namespace
+
+unsigned char* rans_order1_decode_avx512(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {
+    return decode_avx512(in, in_size, out, out_size, false);
 }
-unsigned char* rans_order1_decode_avx2(unsigned char* in, unsigned int in_size, unsigned char* out,
-                                       unsigned int out_size) {
-    return decode<order1::fill_row_avx2, order1::steps_avx2<10>, order1::steps_avx2<12>>(in, in_size, out, out_size);
+unsigned char* rans_order1_decode_avx2(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {
+    return decode_avx2(in, in_size, out, out_size, false);
+}
+unsigned char* rans_order1_decode_grouped_avx512(unsigned char* in, unsigned int in_size, unsigned char* out,
+                                                 unsigned int out_size) {
+    return decode_avx512(in, in_size, out, out_size, true);
+}
+unsigned char* rans_order1_decode_grouped_avx2(unsigned char* in, unsigned int in_size, unsigned char* out,
+                                               unsigned int out_size) {
+    return decode_avx2(in, in_size, out, out_size, true);
+}
+unsigned char* rans_order1_decode_grouped_scalar(unsigned char* in, unsigned int in_size, unsigned char* out,
+                                                 unsigned int out_size) {
+    return decode_scalar(in, in_size, out, out_size, true);
 }
 
 }  // namespace stz

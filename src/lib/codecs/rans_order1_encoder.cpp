@@ -1,5 +1,7 @@
 // An order-1 encoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
-// writing the same bytes as the library's rans_compress_O1_32x16* at a fraction of their set-up.
+// writing the same bytes as the library's rans_compress_O1_32x16* at a fraction of their set-up,
+// and, where its counts say they are smaller, statezip's streams with grouped contexts (the rows
+// of 2^s neighbouring previous bytes merged: choose_grouping; rans_order1_decoder.hpp).
 //
 // Why: on every call the library zeroes and sums a 256 x 256 table of pair counts, normalises
 // and writes every context's frequencies walking all 256 symbols of each, and builds a 16-byte
@@ -127,12 +129,19 @@ PairCounts rans_order1_pair_counts(const uint8_t* in, unsigned n) {
     return pair_counts(s, in[n - 1], totals, n);
 }
 
-#if defined(__x86_64__)
 namespace {
 
 using namespace rans_enc;
 constexpr unsigned kPackTableAbove = 1000;  // the library tries to pack tables longer than this
 
+// The instruction sets' forms of the parts that are vectors (the scalar one on any CPU).
+struct Form {
+    ListRowFn list_row;
+    StepsFn steps10, steps12;
+};
+constexpr Form kScalar{list_row_scalar, steps_scalar<kShiftFast>, steps_scalar<kShiftFull>};
+
+#if defined(__x86_64__)
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end), sixteen
 // counts a compare; the row left zero.
 __attribute__((target("avx512f,popcnt"))) uint32_t list_row_avx512(uint32_t* row, uint32_t* freq, uint8_t* symbol,
@@ -168,13 +177,9 @@ __attribute__((target("avx2,popcnt"))) uint32_t list_row_avx2(uint32_t* row, uin
     return k;
 }
 
-// The instruction sets' forms of the parts that are vectors.
-struct Form {
-    uint32_t (*list_row)(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_t k);
-    StepsFn steps10, steps12;
-};
 constexpr Form kAvx512{list_row_avx512, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
 constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
+#endif
 
 // htscodecs' fast_log: a linear approximation of the natural log from a double's bits.
 inline double fast_log(double a) {
@@ -231,20 +236,95 @@ uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t
     return p;
 }
 
+// Grouped contexts: the row of a pair is its previous byte >> shift, one row for 2^shift
+// neighbouring values. The quants of a trained model's K, taken channel by channel, depend on the
+// magnitude of the value one row up, hardly on its exact value: one row per value gives each row
+// few pairs and a table that on a plane of 50-130 KB costs a quarter of the plane (corpus hd32
+// q8_0 files, estimated: order 1 with a row per value 669 KB of K quants, rows of 8 values 614
+// KB) and, decoding, a slot table of 1 MB where 32 rows take 128 KB. htscodecs' streams are
+// shift 0.
+constexpr int kMaxGroupShift = 5;
+constexpr double kTableBytesPerPair = 0.5;  // what a table entry costs (as order_from_counts)
+
+// The order-1 entropy (bits) and distinct pairs with rows grouped by `shift`, from the rows
+// listed (list_pairs; each row's total has one more for the last byte's value, not a pair). Only
+// the pairs listed are visited, twice (summed, then taken and cleared): a small plane's rows hold
+// a few dozen symbols, and scanning 256 counts per group for five groupings cost more than that.
+void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int shift, double& bits, uint32_t& pairs) {
+    const double* const table = klogk_table();
+    uint32_t counts[256] = {};
+    bits = 0, pairs = 0;
+    for (int b = 0; b < (256 >> shift); ++b) {
+        const uint32_t begin = s.list_start[b << shift], end = s.list_start[(b + 1) << shift];
+        if (begin == end) continue;
+        uint64_t total = 0;
+        for (int c = b << shift; c < (b + 1) << shift; ++c) total += totals[c] - (c == last);
+        for (uint32_t i = begin; i < end; ++i) counts[s.symbol[i]] += s.freq[i];
+        bits += klogk(table, total);
+        for (uint32_t i = begin; i < end; ++i)
+            if (const uint32_t n = counts[s.symbol[i]]) bits -= klogk(table, n), ++pairs, counts[s.symbol[i]] = 0;
+    }
+}
+
+// The grouping (0 to kMaxGroupShift) whose coded bytes and table come to the least, estimated;
+// its entropy and pairs into `counts` (for the order test).
+int choose_grouping(const Scratch& s, const uint32_t* totals, uint8_t last, PairCounts& counts) {
+    double best = counts.bits1 / 8 + kTableBytesPerPair * counts.pairs;
+    int best_shift = 0;
+    for (int shift = 1; shift <= kMaxGroupShift; ++shift) {
+        double bits = 0;
+        uint32_t pairs = 0;
+        grouped_bits(s, totals, last, shift, bits, pairs);
+        const double cost = bits / 8 + kTableBytesPerPair * pairs;
+        if (cost < best) best = cost, best_shift = shift, counts.bits1 = bits, counts.pairs = pairs;
+    }
+    return best_shift;
+}
+
+// The listed rows merged into their groups, in place: group b's list is written where its first
+// row's began or lower (a group's list is no longer than its rows' together), after its rows are
+// read; its total is theirs. Rows from 256 >> shift on are left empty.
+void merge_groups(Scratch& s, uint32_t* totals, int shift) {
+    uint32_t k = 0;
+    for (int b = 0; b < (256 >> shift); ++b) {
+        uint32_t counts[256] = {};
+        uint32_t total = 0;
+        for (int c = b << shift; c < (b + 1) << shift; ++c) {
+            total += totals[c];
+            for (uint32_t i = s.list_start[c]; i < s.list_start[c + 1]; ++i) counts[s.symbol[i]] += s.freq[i];
+        }
+        s.list_start[b] = k;
+        totals[b] = total;
+        for (int v = 0; v < 256; ++v)
+            if (counts[v]) s.freq[k] = counts[v], s.symbol[k++] = static_cast<uint8_t>(v);
+    }
+    for (int b = 256 >> shift; b < 256; ++b) s.list_start[b] = k, totals[b] = 0;
+    s.list_start[256] = k;
+}
+
 // The frequency table into s.table (returned: its length), the pairs' entries into s.entry,
-// from the contexts listed (list_pairs). `shift` is set to the table's precision.
+// from the rows listed (list_pairs, then merge_groups if grouped). `shift` is set to the table's
+// precision. The list of rows is the union of the rows present and the symbols present (for
+// htscodecs' streams these are the same), each row's frequencies over it; a row of a symbol that
+// no group takes is all zeros.
 size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
     bool present[256];
     uint8_t rank[256];
     int alphabet_size = 0;
+    for (int c = 0; c < 256; ++c) present[c] = totals[c] != 0;
+    for (uint32_t i = 0; i < s.list_start[256]; ++i) present[s.symbol[i]] = true;
     for (int c = 0; c < 256; ++c)
-        if ((present[c] = totals[c] != 0)) rank[c] = static_cast<uint8_t>(alphabet_size++);
+        if (present[c]) rank[c] = static_cast<uint8_t>(alphabet_size++);
     uint8_t* p = put_symbol_list(s.table.data() + 1, present);
     uint32_t scaled_max[256] = {};
     shift = choose_shift(s, totals, scaled_max);
     const Reciprocals& r = reciprocals();
     for (int c = 0; c < 256; ++c) {
         if (!present[c]) continue;
+        if (!totals[c]) {
+            p = put_context(p, nullptr, nullptr, 0, rank, alphabet_size);
+            continue;
+        }
         const uint32_t begin = s.list_start[c];
         uint32_t k = s.list_start[c + 1] - begin;
         uint8_t sym[256];
@@ -288,20 +368,21 @@ size_t pack_table(uint8_t* table, size_t length) {
 }
 
 // The lanes' words and final states for `in`: written downwards from `end`, not below `lowest`;
-// returned their start, or null if they do not fit.
+// returned their start, or null if they do not fit. Entries by (previous byte >> context_shift, byte).
 template <int Shift>
 uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* end, const uint8_t* lowest,
-                      StepsFn steps_fn) {
+                      StepsFn steps_fn, int context_shift) {
     const uint32_t* rcp = reciprocals().rcp.data();
     const size_t steps = n / kLanes, tail = n - kLanes * steps;
     if (size_t(end - lowest) < 2 * tail + 4 * kLanes) return nullptr;  // the tail's words, the states
     uint32_t state[kLanes];
     for (uint32_t& x : state) x = kStateLow;
     uint8_t* w = end;
-    for (size_t i = n; i-- > kLanes * steps;) put_symbol<Shift>(state[kLanes - 1], w, entry[in[i - 1] << 8 | in[i]], rcp);
+    for (size_t i = n; i-- > kLanes * steps;)
+        put_symbol<Shift>(state[kLanes - 1], w, entry[(in[i - 1] >> context_shift) << 8 | in[i]], rcp);
     Bytes by_step(steps * kLanes);
     transpose_bytes<false>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return in + lane * steps; });
-    if (!steps_fn(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes)) return nullptr;
+    if (!steps_fn(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes, context_shift)) return nullptr;
     for (int lane = kLanes - 1; lane >= 0; --lane) {
         w -= 4;
         for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(state[lane] >> (8 * b));
@@ -309,38 +390,58 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     return w;
 }
 
-// The stream for `in` from its listed contexts (`totals`): the table, then the lanes' words.
+// The stream for `in` from its listed rows (`totals`): the context shift if grouped, the table,
+// then the lanes' words.
 unsigned char* encode_listed(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                             const uint32_t* totals, const Form& form) {
+                             const uint32_t* totals, const Form& form, int context_shift) {
     Scratch& s = scratch();
     int shift = 0;
     const size_t table_bytes = pack_table(s.table.data(), build_table(s, totals, shift));
+    const size_t head = (context_shift ? 1 : 0) + table_bytes;
     // The lanes' bytes are written downwards from the end of `out`, then moved to follow the table.
-    if (table_bytes > *out_size) return nullptr;
-    std::memcpy(out, s.table.data(), table_bytes);
+    if (head > *out_size) return nullptr;
+    if (context_shift) out[0] = static_cast<uint8_t>(context_shift);
+    std::memcpy(out + head - table_bytes, s.table.data(), table_bytes);
     uint8_t* const end = out + *out_size;
-    const uint8_t* start = shift == kShiftFull ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + table_bytes, form.steps12)
-                                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + table_bytes, form.steps10);
+    const uint8_t* start = shift == kShiftFull
+                               ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + head, form.steps12, context_shift)
+                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + head, form.steps10, context_shift);
     if (!start) return nullptr;
     const size_t lane_bytes = static_cast<size_t>(end - start);
-    std::memmove(out + table_bytes, start, lane_bytes);
-    *out_size = static_cast<unsigned>(table_bytes + lane_bytes);
+    std::memmove(out + head, start, lane_bytes);
+    *out_size = static_cast<unsigned>(head + lane_bytes);
     return out;
 }
 
 // The pairs counted and listed per context (the counts left zero), then the stream unless
-// `test` (given the pairs' entropies) says otherwise.
+// `test` (given the pairs' entropies) says otherwise. `context_shift` (null: htscodecs' stream
+// only) gets the grouping chosen (choose_grouping), 0 for none.
 unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size, const Form& form,
-                      OrderTest test = nullptr, OrderVerdict* verdict = nullptr) {
+                      OrderTest test = nullptr, OrderVerdict* verdict = nullptr, int* context_shift = nullptr) {
     if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
     Scratch& s = scratch();
     uint32_t totals[256];
     list_pairs(s, in, n, totals, form.list_row);
-    if (test && (*verdict = test(pair_counts(s, in[n - 1], totals, n))) != OrderVerdict::Order1) return nullptr;
-    return encode_listed(in, n, out, out_size, totals, form);
+    int grouping = 0;
+    if (test || context_shift) {
+        PairCounts counts = pair_counts(s, in[n - 1], totals, n);
+        if (context_shift) grouping = choose_grouping(s, totals, in[n - 1], counts);
+        if (test && (*verdict = test(counts)) != OrderVerdict::Order1) return nullptr;
+    }
+    if (grouping) merge_groups(s, totals, grouping);
+    if (context_shift) *context_shift = grouping;
+    return encode_listed(in, n, out, out_size, totals, form, grouping);
 }
 
 }  // namespace
+
+bool rans_order1_encoder_scalar_available() { return rans_compress_O0_4x16; }
+unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                            OrderTest test, OrderVerdict* verdict, int* context_shift) {
+    return encode(in, n, out, out_size, kScalar, test, verdict, context_shift);
+}
+
+#if defined(__x86_64__)
 
 bool rans_order1_encoder_avx512_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx512_available(); }
 bool rans_order1_encoder_avx2_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx2_available(); }
@@ -353,24 +454,26 @@ unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsign
     return encode(in, n, out, out_size, kAvx2);
 }
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict) {
-    return encode(in, n, out, out_size, kAvx512, test, verdict);
+                                            OrderTest test, OrderVerdict* verdict, int* context_shift) {
+    return encode(in, n, out, out_size, kAvx512, test, verdict, context_shift);
 }
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                          OrderTest test, OrderVerdict* verdict) {
-    return encode(in, n, out, out_size, kAvx2, test, verdict);
+                                          OrderTest test, OrderVerdict* verdict, int* context_shift) {
+    return encode(in, n, out, out_size, kAvx2, test, verdict, context_shift);
 }
 
-#else  // the encoder's steps are x86-64 vectors; elsewhere the library encodes
+#else  // the encoder's vector forms are x86-64's; elsewhere the scalar form or the library encodes
 
 bool rans_order1_encoder_avx512_available() { return false; }
 bool rans_order1_encoder_avx2_available() { return false; }
 unsigned char* rans_order1_encode_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 unsigned char* rans_order1_encode_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
-unsigned char* rans_order1_encode_if_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest, OrderVerdict*) {
+unsigned char* rans_order1_encode_if_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
+                                            OrderVerdict*, int*) {
     return nullptr;
 }
-unsigned char* rans_order1_encode_if_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest, OrderVerdict*) {
+unsigned char* rans_order1_encode_if_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
+                                          OrderVerdict*, int*) {
     return nullptr;
 }
 

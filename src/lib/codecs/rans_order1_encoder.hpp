@@ -30,12 +30,20 @@ bool rans_order1_encoder_avx2_available();
 unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
                                          unsigned int* out_size);
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size);
-// The same once `test`, given every pair of `in` (the counts the encoder makes anyway: an order
-// estimate from them costs no second count), says order 1; *verdict gets what it said, and
-// nothing is written unless it was order 1.
+// The same once `test` (null: always), given every pair of `in` (the counts the encoder makes
+// anyway: an order estimate from them costs no second count), says order 1; *verdict gets what
+// it said, and nothing is written unless it was order 1. With `context_shift` not null the rows
+// may be grouped (rans_order1_decoder.hpp: a stream only statezip decodes) where the counts say
+// that costs fewer bytes: *context_shift gets the shift the stream starts with, or 0 for
+// htscodecs' stream (no shift byte), and `test` sees the grouped rows' entropy and pairs.
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict);
+                                            OrderTest test, OrderVerdict* verdict, int* context_shift);
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                          OrderTest test, OrderVerdict* verdict);
+                                          OrderTest test, OrderVerdict* verdict, int* context_shift);
+// The same one lane at a time, on any CPU (the same bytes: where a CPU lacks AVX2 the .stz is
+// still the one the others write); it needs only the library's order-0 coder for packed tables.
+bool rans_order1_encoder_scalar_available();
+unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
+                                            OrderTest test, OrderVerdict* verdict, int* context_shift);
 
 }  // namespace stz

@@ -15,14 +15,19 @@ struct LaneStates {
     alignas(64) uint32_t context[kLanes];  // the lane's previous symbol
 };
 
+// The largest context shift a stream with grouped contexts may give: the row of a step is its
+// lane's previous symbol >> that shift (htscodecs' streams: 0, the symbol itself; grouped, the
+// previous symbol's top bits, so that a row serves 2^shift neighbouring symbols).
+constexpr int kMaxContextShift = 7;
+
 // Slot entries of `table` (256 rows of 1 << Shift): (frequency - 1) << (Shift + 8) | the slot's
 // offset within its symbol << 8 | the symbol. A word is taken only while two bytes remain before
-// `end` (as htscodecs' decoders do near the end of a stream).
+// `end` (as htscodecs' decoders do near the end of a stream). The row: the context >> context_shift.
 template <int Shift>
 inline uint8_t decode_one(const uint32_t* table, uint32_t& state, uint32_t& context, const uint8_t*& p,
-                          const uint8_t* end) {
+                          const uint8_t* end, int context_shift) {
     constexpr uint32_t mask = (1u << Shift) - 1;
-    const uint32_t e = table[(context << Shift) + (state & mask)];
+    const uint32_t e = table[((context >> context_shift) << Shift) + (state & mask)];
     state = ((e >> (Shift + 8)) + 1) * (state >> Shift) + ((e >> 8) & mask);
     if (state < kStateLow && end - p >= 2) state = state << 16 | uint32_t(p[0]) | uint32_t(p[1]) << 8, p += 2;
     return static_cast<uint8_t>(context = e & 0xff);
@@ -36,6 +41,7 @@ inline uint8_t decode_one(const uint32_t* table, uint32_t& state, uint32_t& cont
 // symbol instead cost a third of the fill on the quant planes of trained q8_0 caches, whose
 // rows hold ~200 symbols of a few slots each.
 using FillFn = void (*)(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift);
+void fill_row_scalar(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift);
 __attribute__((target("avx512f"))) void fill_row_avx512(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
                                                         int shift);
 __attribute__((target("avx2"))) void fill_row_avx2(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
@@ -44,16 +50,22 @@ constexpr size_t kFillOverrun = 16;
 
 // Steps [0, steps) of all lanes, the symbols in step order into `by_step` (32 a step): vectors
 // of lanes while 64 bytes of words remain before `end` (a step takes at most 32 words), then
-// one lane at a time. `p` is left after the words taken.
+// one lane at a time (the scalar form: one lane at a time throughout). `p` is left after the
+// words taken. Rows as decode_one.
 using StepsFn = void (*)(const uint32_t* table, LaneStates& s, size_t steps, uint8_t* by_step, const uint8_t*& p,
-                         const uint8_t* end);
+                         const uint8_t* end, int context_shift);
+template <int Shift>
+void steps_scalar(const uint32_t* table, LaneStates& s, size_t steps, uint8_t* by_step, const uint8_t*& p,
+                  const uint8_t* end, int context_shift);
 // (The target attributes belong to the declarations too: GCC takes a definition whose target
 // differs from its declaration's for another version of the function.)
 template <int Shift>
 __attribute__((target("avx512f,popcnt"))) void steps_avx512(const uint32_t* table, LaneStates& s, size_t steps,
-                                                            uint8_t* by_step, const uint8_t*& p, const uint8_t* end);
+                                                            uint8_t* by_step, const uint8_t*& p, const uint8_t* end,
+                                                            int context_shift);
 template <int Shift>
 __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, LaneStates& s, size_t steps,
-                                                       uint8_t* by_step, const uint8_t*& p, const uint8_t* end);
+                                                       uint8_t* by_step, const uint8_t*& p, const uint8_t* end,
+                                                       int context_shift);
 
 }  // namespace stz::order1

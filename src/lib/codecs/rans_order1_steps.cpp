@@ -14,9 +14,11 @@ namespace {
 
 template <int Shift>
 __attribute__((target("avx512f,popcnt"), always_inline)) inline __m512i step16(const uint32_t* table, __m512i& state,
-                                                                               __m512i& context, const uint8_t*& p) {
+                                                                               __m512i& context, const uint8_t*& p,
+                                                                               __m128i context_shift) {
     const __m512i mask = _mm512_set1_epi32((1 << Shift) - 1);
-    const __m512i slot = _mm512_add_epi32(_mm512_slli_epi32(context, Shift), _mm512_and_si512(state, mask));
+    const __m512i row = _mm512_slli_epi32(_mm512_srl_epi32(context, context_shift), Shift);
+    const __m512i slot = _mm512_add_epi32(row, _mm512_and_si512(state, mask));
     const __m512i e = _mm512_i32gather_epi32(slot, table, 4);
     const __m512i freq = _mm512_add_epi32(_mm512_srli_epi32(e, Shift + 8), _mm512_set1_epi32(1));
     const __m512i offset = _mm512_and_si512(_mm512_srli_epi32(e, 8), mask);
@@ -46,9 +48,10 @@ const WordSpread& word_spread() {
 template <int Shift>
 __attribute__((target("avx2,popcnt"), always_inline)) inline __m256i step8(const uint32_t* table, __m256i& state,
                                                                            __m256i& context, const uint8_t*& p,
-                                                                           const WordSpread& spread) {
+                                                                           const WordSpread& spread, __m128i context_shift) {
     const __m256i mask = _mm256_set1_epi32((1 << Shift) - 1);
-    const __m256i slot = _mm256_add_epi32(_mm256_slli_epi32(context, Shift), _mm256_and_si256(state, mask));
+    const __m256i row = _mm256_slli_epi32(_mm256_srl_epi32(context, context_shift), Shift);
+    const __m256i slot = _mm256_add_epi32(row, _mm256_and_si256(state, mask));
     const __m256i e = _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), slot, 4);
     const __m256i freq = _mm256_add_epi32(_mm256_srli_epi32(e, Shift + 8), _mm256_set1_epi32(1));
     const __m256i offset = _mm256_and_si256(_mm256_srli_epi32(e, 8), mask);
@@ -78,35 +81,46 @@ __attribute__((target("avx2"), always_inline)) inline void store_low_bytes(uint8
 
 template <int Shift>
 void rest_one_by_one(const uint32_t* table, LaneStates& s, size_t i, size_t steps, uint8_t* by_step, const uint8_t*& p,
-                     const uint8_t* end) {
+                     const uint8_t* end, int context_shift) {
     for (; i < steps; ++i)
-        for (int z = 0; z < kLanes; ++z) by_step[i * kLanes + z] = decode_one<Shift>(table, s.state[z], s.context[z], p, end);
+        for (int z = 0; z < kLanes; ++z)
+            by_step[i * kLanes + z] = decode_one<Shift>(table, s.state[z], s.context[z], p, end, context_shift);
 }
 
 }  // namespace
 
 template <int Shift>
+void steps_scalar(const uint32_t* table, LaneStates& s, size_t steps, uint8_t* by_step, const uint8_t*& p,
+                  const uint8_t* end, int context_shift) {
+    rest_one_by_one<Shift>(table, s, 0, steps, by_step, p, end, context_shift);
+}
+
+template <int Shift>
 __attribute__((target("avx512f,popcnt"))) void steps_avx512(const uint32_t* table, LaneStates& s, size_t steps,
-                                                            uint8_t* by_step, const uint8_t*& in, const uint8_t* end) {
+                                                            uint8_t* by_step, const uint8_t*& in, const uint8_t* end,
+                                                            int context_shift) {
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
     __m512i state0 = _mm512_load_si512(s.state), state1 = _mm512_load_si512(s.state + 16);
     __m512i context0 = _mm512_load_si512(s.context), context1 = _mm512_load_si512(s.context + 16);
     const uint8_t* p = in;  // a local: stores through by_step cannot alias it
     size_t i = 0;
     for (; i < steps && end - p >= 64; ++i) {
-        const __m512i sym0 = step16<Shift>(table, state0, context0, p);
-        const __m512i sym1 = step16<Shift>(table, state1, context1, p);
+        const __m512i sym0 = step16<Shift>(table, state0, context0, p, row_shift);
+        const __m512i sym1 = step16<Shift>(table, state1, context1, p, row_shift);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(by_step + i * kLanes), _mm512_cvtepi32_epi8(sym0));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(by_step + i * kLanes + 16), _mm512_cvtepi32_epi8(sym1));
     }
     _mm512_store_si512(s.state, state0), _mm512_store_si512(s.state + 16, state1);
     _mm512_store_si512(s.context, context0), _mm512_store_si512(s.context + 16, context1);
-    rest_one_by_one<Shift>(table, s, i, steps, by_step, p, end);
+    rest_one_by_one<Shift>(table, s, i, steps, by_step, p, end, context_shift);
     in = p;
 }
 
 template <int Shift>
 __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, LaneStates& s, size_t steps,
-                                                       uint8_t* by_step, const uint8_t*& in, const uint8_t* end) {
+                                                       uint8_t* by_step, const uint8_t*& in, const uint8_t* end,
+                                                       int context_shift) {
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
     __m256i state[4], context[4];
     for (int g = 0; g < 4; ++g) {
         state[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(s.state + 8 * g));
@@ -117,17 +131,22 @@ __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, La
     size_t i = 0;
     for (; i < steps && end - p >= 64; ++i) {  // the four groups written out: their states stay in registers
         uint8_t* row = by_step + i * kLanes;
-        store_low_bytes(row, step8<Shift>(table, state[0], context[0], p, spread));
-        store_low_bytes(row + 8, step8<Shift>(table, state[1], context[1], p, spread));
-        store_low_bytes(row + 16, step8<Shift>(table, state[2], context[2], p, spread));
-        store_low_bytes(row + 24, step8<Shift>(table, state[3], context[3], p, spread));
+        store_low_bytes(row, step8<Shift>(table, state[0], context[0], p, spread, row_shift));
+        store_low_bytes(row + 8, step8<Shift>(table, state[1], context[1], p, spread, row_shift));
+        store_low_bytes(row + 16, step8<Shift>(table, state[2], context[2], p, spread, row_shift));
+        store_low_bytes(row + 24, step8<Shift>(table, state[3], context[3], p, spread, row_shift));
     }
     for (int g = 0; g < 4; ++g) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(s.state + 8 * g), state[g]);
         _mm256_store_si256(reinterpret_cast<__m256i*>(s.context + 8 * g), context[g]);
     }
-    rest_one_by_one<Shift>(table, s, i, steps, by_step, p, end);
+    rest_one_by_one<Shift>(table, s, i, steps, by_step, p, end, context_shift);
     in = p;
+}
+
+void fill_row_scalar(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift) {
+    for (int i = 0; i < n; ++i)
+        for (uint32_t y = 0; y < freq[i]; ++y) *row++ = (freq[i] - 1) << (shift + 8) | y << 8 | sym[i];
 }
 
 __attribute__((target("avx512f"))) void fill_row_avx512(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n,
@@ -155,9 +174,11 @@ __attribute__((target("avx2"))) void fill_row_avx2(uint32_t* row, const uint8_t*
     }
 }
 
-template void steps_avx512<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*);
-template void steps_avx512<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*);
-template void steps_avx2<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*);
-template void steps_avx2<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*);
+template void steps_avx512<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template void steps_avx512<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template void steps_avx2<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template void steps_avx2<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template void steps_scalar<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template void steps_scalar<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
 
 }  // namespace stz::order1
