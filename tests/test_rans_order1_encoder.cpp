@@ -1,5 +1,5 @@
 // statezip's own encoder of htscodecs' order-1 32-way rANS streams (rans_order1_encoder.cpp), in
-// each form this CPU runs (AVX-512, AVX2), against the library's encoders: the same bytes for
+// each form this CPU runs (AVX-512, AVX2, scalar), against the library's encoders: the same bytes for
 // every plane (both table precisions, packed and plain frequency tables, the lanes' remainders,
 // contexts of one symbol, a context that only ends the input), never a byte written outside the
 // buffer it was given. (The reference is the htscodecs the build links, Debian 12's 1.3.0: a
@@ -33,12 +33,17 @@ struct Form {
     const char* name;
     Encoder encode;
 };
+// The scalar form (any CPU) as htscodecs' stream only: no test, no grouping.
+unsigned char* encode_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size) {
+    return rans_order1_encode_if_scalar(in, n, out, out_size, nullptr, nullptr, nullptr);
+}
 // The forms of the encoder this CPU runs (the test is skipped where it runs none).
 std::vector<Form> forms_here() {
     std::vector<Form> forms;
     if (rans_order1_encoder_avx512_available()) forms.push_back({"avx512", rans_order1_encode_avx512});
     if (rans_order1_encoder_avx2_available()) forms.push_back({"avx2", rans_order1_encode_avx2});
-    if (forms.empty()) stztest::skip_test("no AVX2 here: statezip's order-1 encoder is not used");
+    if (rans_order1_encoder_scalar_available()) forms.push_back({"scalar", encode_scalar});
+    if (forms.empty()) stztest::skip_test("no order-0 coder in this htscodecs: statezip's order-1 encoder is not used");
     return forms;
 }
 
@@ -46,7 +51,8 @@ std::vector<Form> forms_here() {
 // output lie in buffers of exactly their size (AddressSanitizer sees any access outside them),
 // except for the library's kernels, which read a little around their input (rans_codec.cpp).
 Bytes encoded(Encoder encode, const Bytes& in, unsigned room) {
-    const size_t pad = encode == rans_order1_encode_avx512 || encode == rans_order1_encode_avx2 ? 0 : kKernelSlack;
+    const size_t pad =
+        encode == rans_order1_encode_avx512 || encode == rans_order1_encode_avx2 || encode == encode_scalar ? 0 : kKernelSlack;
     PaddedInput src(in, pad);
     std::vector<uint8_t> out(room + pad);
     unsigned size = room;
