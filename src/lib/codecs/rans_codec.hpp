@@ -23,7 +23,8 @@ void rans_init_cpu_once();
 void rans_select_cpu(int mask);
 
 // rans_compress_to_4x16(in, n, out, out_size, flags) without its per-call CPU detection: the
-// same stream, or false where the wrapper would fail or store `in` raw (RANS_ORDER_CAT:
+// same stream (at order 1, a stream with grouped contexts instead where that is smaller: see
+// kRansOrderGrouped), or false where the wrapper would fail or store `in` raw (RANS_ORDER_CAT:
 // its caller then stores the bytes itself). `in` and `out` need the kernels' slack (kPad).
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags);
 // The order-1 stream rans_encode_stream writes, written only if `test` says order 1 given every
@@ -35,7 +36,8 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
 enum class MeasuredEncode { NotHere, Declined, Failed, Written };
 MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, OrderTest test,
                                      OrderVerdict& verdict);
-// rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`.
+// rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`; a stream with
+// grouped contexts by statezip's decoder.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
 // A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream with grouped
 // contexts (rans_order1_decoder.hpp), which rans_encode_stream and rans_encode_order1_if write
