@@ -255,7 +255,7 @@ constexpr double kTableBytesPerPair = 0.5;  // what a table entry costs (as orde
 void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int shift, double& bits, uint32_t& pairs) {
     const double* const table = klogk_table();
     uint32_t counts[256] = {};
-    uint8_t seen[256];
+    uint8_t seen[256 + 1];  // one more than there are symbols: the last sighting's write is always made
     bits = 0, pairs = 0;
     for (int b = 0; b < (256 >> shift); ++b) {
         const uint32_t begin = s.list_start[b << shift], end = s.list_start[(b + 1) << shift];
