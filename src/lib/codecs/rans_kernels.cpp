@@ -192,24 +192,28 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
     return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;
 }
 
+namespace {
+// The kernel that decodes a stream of these flags into out_size bytes, or null for the wrapper.
+RansDecodeKernel decoder_for(int flags, unsigned out_size) {
+    if (flags == (RANS_ORDER_X32 | 1 | kRansOrderGrouped)) return kernels().order[1].decode_grouped;
+    if (flags != RANS_ORDER_X32 && flags != (RANS_ORDER_X32 | 1)) return nullptr;
+    const KernelPair& k = kernels().order[flags & 1];
+    if (!k.decode) return nullptr;
+    return k.decode_small && out_size <= kSmallDecodeBytes ? k.decode_small : k.decode;
+}
+}  // namespace
+
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
-    unsigned size = 0, size_bytes = 0;
     const int flags = in_size ? in[0] : -1;
-    if (flags >= 0 && (flags & kRansOrderGrouped)) {  // statezip's own: never the library's
-        const RansDecodeKernel decode = kernels().order[1].decode_grouped;
-        if (flags != (RANS_ORDER_X32 | 1 | kRansOrderGrouped) || !decode) return false;
-        size_bytes = get_uint7(in + 1, in_size - 1, size);
-        if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) return false;
-        return decode(in + 1 + size_bytes, in_size - 1 - size_bytes, out, out_size) == out;
-    }
-    const KernelPair* k = flags == RANS_ORDER_X32 || flags == (RANS_ORDER_X32 | 1) ? &kernels().order[flags & 1] : nullptr;
-    if (k && k->decode) size_bytes = get_uint7(in + 1, in_size - 1, size);
+    const RansDecodeKernel decode = decoder_for(flags, out_size);
+    unsigned size = 0;
+    const unsigned size_bytes = decode ? get_uint7(in + 1, in_size - 1, size) : 0;
     if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) {
+        if (flags >= 0 && (flags & kRansOrderGrouped)) return false;  // statezip's own: never the library's
         unsigned got = out_size;
         return rans_uncompress_to_4x16(in, in_size, out, &got) == out && got == out_size;
     }
     const unsigned header = 1 + size_bytes;
-    const RansDecodeKernel decode = k->decode_small && out_size <= kSmallDecodeBytes ? k->decode_small : k->decode;
     return decode(in + header, in_size - header, out, out_size) == out;
 }
 
