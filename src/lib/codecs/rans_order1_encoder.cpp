@@ -291,17 +291,16 @@ int choose_grouping(const Scratch& s, const uint32_t* totals, uint8_t last, Pair
 }
 
 // The listed rows merged into their groups, in place: group b's list is written where its first
-// row's began or lower (a group's list is no longer than its rows' together), after its rows are
-// read; its total is theirs. Rows from 256 >> shift on are left empty.
+// row's began or lower (a group's list is no longer than its rows' together), after its rows'
+// pairs (back to back, as in grouped_bits) are read; its total is theirs. Rows from 256 >> shift
+// on are left empty.
 void merge_groups(Scratch& s, uint32_t* totals, int shift) {
     uint32_t k = 0;
     for (int b = 0; b < (256 >> shift); ++b) {
         uint32_t counts[256] = {};
         uint32_t total = 0;
-        for (int c = b << shift; c < (b + 1) << shift; ++c) {
-            total += totals[c];
-            for (uint32_t i = s.list_start[c]; i < s.list_start[c + 1]; ++i) counts[s.symbol[i]] += s.freq[i];
-        }
+        for (int c = b << shift; c < (b + 1) << shift; ++c) total += totals[c];
+        for (uint32_t i = s.list_start[b << shift]; i < s.list_start[(b + 1) << shift]; ++i) counts[s.symbol[i]] += s.freq[i];
         s.list_start[b] = k;
         totals[b] = total;
         for (int v = 0; v < 256; ++v)
