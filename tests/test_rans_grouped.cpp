@@ -1,8 +1,9 @@
-// Order-1 rANS streams with grouped contexts (rans_order1_decoder.hpp): written by rans_encode_stream
-// where they are smaller than htscodecs' stream, the same bytes from every encoder form, read by
-// every decoder form (AVX-512, AVX2 and the scalar one any CPU has), and damaged ones refused or
-// decoded to garbage inside the output, never read or written outside their buffers. A stream
-// kept in tests/data holds the format: a later decoder must still read it.
+// statezip's own order-1 rANS streams (rans_order1_form.hpp): grouped contexts, written by
+// rans_encode_stream where they are smaller than htscodecs' stream, and planes in two halves,
+// written from kTwoHalvesMinBytes; the same bytes from every encoder form, read by every decoder
+// form (AVX-512, AVX2 and the scalar one any CPU has), and damaged ones refused or decoded to
+// garbage inside the output, never read or written outside their buffers. Streams kept in
+// tests/data hold the format: a later decoder must still read them.
 #include <htscodecs/rANS_static4x16.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "codecs/rans_codec.hpp"
 #include "codecs/rans_order1_decoder.hpp"
+#include "codecs/rans_order1_form.hpp"
 #include "codecs/uint7.hpp"
 #include "rans_order1_util.hpp"
 #include "test_util.hpp"
@@ -80,6 +82,38 @@ size_t library_size(const Bytes& in) {
 const char* kFixture = STATEZIP_TEST_DATA "/rans-grouped-order1.stream";
 // The fixture's plane: channel_walks(kFixtureBytes, 0.9, 12, 7).
 constexpr size_t kFixtureBytes = 6000;
+// A plane in two halves, grouped: channel_walks(kHalvesFixtureBytes, 0.9, 12, 8).
+const char* kHalvesFixture = STATEZIP_TEST_DATA "/rans-halves-order1.stream";
+constexpr size_t kHalvesFixtureBytes = 40000;
+
+// Where the form byte of a stream of statezip's own form lies (after the flags and the size).
+unsigned form_at(const Bytes& stream) {
+    unsigned n_read = 0;
+    const unsigned size_bytes = get_uint7(stream.data() + 1, stream.size() - 1, n_read);
+    REQUIRE(size_bytes);
+    return 1 + size_bytes;
+}
+
+Bytes read_fixture(const char* path) {
+    std::ifstream f(path, std::ios::binary);
+    REQUIRE(f);
+    return Bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A damaged `stream` of `in` (form byte at `form_at`): random bit flips and cuts after the form
+// byte, decoded under every mask: refused or garbage, and ASan checks the bounds; then the
+// undamaged stream still decodes (nothing of a damaged stream's table reaches the next one).
+void flip_bits(const Bytes& stream, const Bytes& in, unsigned from, const std::vector<int>& masks) {
+    std::mt19937_64 g(5);
+    for (int round = 0; round < 300; ++round) {
+        Bytes bad = stream;
+        for (int flips = 1 + static_cast<int>(g() % 4); flips > 0; --flips)
+            bad[from + g() % (bad.size() - from)] ^= static_cast<uint8_t>(1u << (g() % 8));
+        if (round % 3 == 0) bad.resize(from + g() % (bad.size() - from));
+        for (int mask : masks) (void)decoded_under(mask, bad, in.size());
+    }
+    for (int mask : masks) CHECK(decoded_under(mask, stream, in.size()) == in);
+}
 
 }  // namespace
 
@@ -94,13 +128,16 @@ TEST_CASE("rans grouped order-1: smaller where rows of neighbouring values pay, 
             const Bytes in = channel_walks(n, 0.9, noise, seed++);
             INFO(n << " bytes, noise " << noise);
             const Bytes stream = stream_under(masks[0], in);
-            if (stream.empty() || !(stream[0] & kRansOrderGrouped)) continue;
+            const bool halves = n >= order1_form::kTwoHalvesMinBytes;
+            if (stream.empty() || (!halves && !(stream[0] & kRansOrderGrouped))) continue;
             CHECK(stream[0] == (RANS_ORDER_X32 | 1 | kRansOrderGrouped));
-            CHECK(stream.size() < library_size(in));
-            unsigned n_read = 0;
-            const unsigned size_bytes = get_uint7(stream.data() + 1, stream.size() - 1, n_read);
-            REQUIRE(size_bytes);
-            shifts.insert(stream[1 + size_bytes]);
+            const int form = stream[form_at(stream)];
+            CHECK(((form & order1_form::kTwoHalves) != 0) == halves);
+            // Grouped in one set of lanes: smaller than htscodecs' stream, or not written; in two
+            // halves, 32 more lane states (and the first half's length) at most.
+            if (halves) CHECK(stream.size() <= library_size(in) + 4 * 32 + 5);
+            else CHECK(stream.size() < library_size(in));
+            if (form & order1_form::kContextShiftBits) shifts.insert(form & order1_form::kContextShiftBits);
             for (int mask : masks) {
                 INFO("mask " << mask);
                 CHECK(stream_under(mask, in) == stream);
@@ -137,30 +174,96 @@ TEST_CASE("rans grouped order-1: damaged streams are refused or decoded inside t
         CHECK(decoded_under(mask, stream, in.size() - 1).empty());
         CHECK(decoded_under(mask, Bytes(stream.begin(), stream.begin() + shift_at + 1), in.size()).empty());
     }
-    std::mt19937_64 g(5);
-    for (int round = 0; round < 300; ++round) {
-        Bytes bad = stream;
-        for (int flips = 1 + static_cast<int>(g() % 4); flips > 0; --flips)
-            bad[shift_at + g() % (bad.size() - shift_at)] ^= static_cast<uint8_t>(1u << (g() % 8));
-        if (round % 3 == 0) bad.resize(shift_at + g() % (bad.size() - shift_at));
-        for (int mask : masks) (void)decoded_under(mask, bad, in.size());  // refused or garbage; ASan checks the bounds
-    }
-    // Nothing of a damaged stream's table reaches the next stream's bytes.
-    for (int mask : masks) CHECK(decoded_under(mask, stream, in.size()) == in);
+    flip_bits(stream, in, shift_at, masks);
     rans_select_cpu(rans_allowed_cpu_mask());
 }
 
-TEST_CASE("rans grouped order-1: the stream kept in tests/data still decodes", "[entropy][golden]") {
+TEST_CASE("rans order-1 in two halves: damaged streams are refused or decoded inside their buffers", "[entropy]") {
     rans_init_cpu_once();
-    std::ifstream f(kFixture, std::ios::binary);
-    REQUIRE(f);
-    const Bytes stream{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-    REQUIRE(stream.size() > 2);
-    CHECK((stream[0] & kRansOrderGrouped) != 0);
-    const Bytes plane = channel_walks(kFixtureBytes, 0.9, 12, 7);
+    const std::vector<int> masks = masks_here();
+    const Bytes in = channel_walks(70001, 0.9, 12, 98);
+    const Bytes stream = stream_under(masks[0], in);
+    REQUIRE(!stream.empty());
+    const unsigned at = form_at(stream);
+    REQUIRE((stream[at] & order1_form::kTwoHalves) != 0);
+    for (int mask : masks) {
+        INFO("mask " << mask);
+        // Form bytes the format does not have (0 is no form; bits 3-6 are unused): refused.
+        for (int form : {0, order1_form::kTwoHalves | 0x08, order1_form::kTwoHalves | 0x40, 0xff}) {
+            Bytes bad = stream;
+            bad[at] = static_cast<uint8_t>(form);
+            CHECK(decoded_under(mask, bad, in.size()).empty());
+        }
+        CHECK(decoded_under(mask, stream, in.size() - 1).empty());
+        CHECK(decoded_under(mask, Bytes(stream.begin(), stream.begin() + at + 1), in.size()).empty());
+    }
+    flip_bits(stream, in, at, masks);
+    rans_select_cpu(rans_allowed_cpu_mask());
+}
+
+TEST_CASE("rans order-1 in two halves: a first half's length that leaves a half without its states is refused", "[entropy]") {
+    rans_init_cpu_once();
+    const std::vector<int> masks = masks_here();
+    // Each byte a few values around a multiple of the one before: every row different (no
+    // grouping) and a table of 256 rows, which the encoder packs; its stated length then finds
+    // the first half's length after it.
+    std::mt19937_64 g(97);
+    Bytes in(200001);
+    for (size_t i = 1; i < in.size(); ++i) in[i] = static_cast<uint8_t>(in[i - 1] * 37 + 11 + g() % 7);
+    const Bytes stream = stream_under(masks[0], in);
+    REQUIRE(!stream.empty());
+    const unsigned at = form_at(stream);
+    REQUIRE(stream[at] == order1_form::kTwoHalves);
+    size_t p = at + 1;
+    REQUIRE((stream[p] & 1) != 0);  // packed: uint7 table bytes, uint7 packed bytes, the packed table
+    ++p;
+    uint32_t table_bytes = 0, packed_bytes = 0;
+    p += get_uint7(stream.data() + p, stream.size() - p, table_bytes);
+    p += get_uint7(stream.data() + p, stream.size() - p, packed_bytes);
+    p += packed_bytes;
+    uint32_t first = 0;
+    const unsigned length_bytes = get_uint7(stream.data() + p, stream.size() - p, first);
+    REQUIRE(length_bytes);
+    const size_t lanes = stream.size() - p - length_bytes;  // both halves' bytes
+    REQUIRE(first >= 4 * 32);
+    REQUIRE(lanes - first >= 4 * 32);
+    auto with_first = [&](uint32_t v) {
+        Bytes b(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(p));
+        uint8_t buf[kMaxUint7Bytes];
+        b.insert(b.end(), buf, buf + put_uint7(buf, v));
+        b.insert(b.end(), stream.begin() + static_cast<std::ptrdiff_t>(p + length_bytes), stream.end());
+        return b;
+    };
+    for (int mask : masks) {
+        INFO("mask " << mask);
+        CHECK(decoded_under(mask, with_first(first), in.size()) == in);
+        for (uint64_t bad : {uint64_t{0}, uint64_t{4 * 32 - 1}, uint64_t{lanes - 4 * 32 + 1}, uint64_t{lanes},
+                             uint64_t{lanes + 1}, uint64_t{UINT32_MAX}}) {
+            INFO("first half " << bad << " of " << lanes << " bytes");
+            CHECK(decoded_under(mask, with_first(static_cast<uint32_t>(bad)), in.size()).empty());
+        }
+    }
+    rans_select_cpu(rans_allowed_cpu_mask());
+}
+
+TEST_CASE("rans grouped order-1: the streams kept in tests/data still decode", "[entropy][golden]") {
+    rans_init_cpu_once();
+    const Bytes grouped = read_fixture(kFixture), halves = read_fixture(kHalvesFixture);
+    REQUIRE(grouped.size() > 2);
+    REQUIRE(halves.size() > 2);
+    CHECK((grouped[0] & kRansOrderGrouped) != 0);
+    CHECK((halves[0] & kRansOrderGrouped) != 0);
+    CHECK((halves[form_at(halves)] & order1_form::kTwoHalves) != 0);
+    CHECK((halves[form_at(halves)] & order1_form::kContextShiftBits) != 0);
+    const Bytes plane = channel_walks(kFixtureBytes, 0.9, 12, 7), halves_plane = channel_walks(kHalvesFixtureBytes, 0.9, 12, 8);
     for (int mask : masks_here()) {
         INFO("mask " << mask);
-        CHECK(decoded_under(mask, stream, plane.size()) == plane);
+        CHECK(decoded_under(mask, grouped, plane.size()) == plane);
+        CHECK(decoded_under(mask, halves, halves_plane.size()) == halves_plane);
     }
+    // The encoder still writes them: a change of their bytes is a change of the format's writer
+    // (the fixture files are then retaken, and the old ones must still decode, as above).
+    CHECK(stream_under(masks_here()[0], plane) == grouped);
+    CHECK(stream_under(masks_here()[0], halves_plane) == halves);
     rans_select_cpu(rans_allowed_cpu_mask());
 }

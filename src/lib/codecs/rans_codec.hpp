@@ -39,9 +39,10 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`; a stream with
 // grouped contexts by statezip's decoder.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
-// A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream with grouped
-// contexts (rans_order1_decoder.hpp), which rans_encode_stream and rans_encode_order1_if write
-// where it is smaller, and which only statezip decodes (a release before it rejects the flag).
+// A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream of
+// statezip's own form (rans_order1_form.hpp: grouped contexts where they are smaller, a plane in
+// two halves from kTwoHalvesMinBytes), which rans_encode_stream and rans_encode_order1_if write,
+// and which only statezip decodes (a release before it rejects the flag).
 inline constexpr int kRansOrderGrouped = 0x02;
 
 // Planes up to this size are judged on every pair (the order-1 encoder's own counts: free when

@@ -45,8 +45,8 @@ constexpr unsigned kMinX32 = 1001;
 
 // The kernels for one order: encode and decode, or null for "use the wrapper"; encode_small
 // and decode_small, where set, code inputs (outputs) of up to kSmallEncodeBytes
-// (kSmallDecodeBytes) instead; decode_grouped decodes the streams with grouped contexts that
-// encode_small writes where they are smaller (rans_order1_decoder.hpp), of any size.
+// (kSmallDecodeBytes) instead; decode_grouped decodes statezip's own streams that encode_small
+// writes (rans_order1_form.hpp: grouped contexts, planes in two halves), of any size.
 using SmallEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
                                               OrderVerdict*, int*);
 struct KernelPair {
@@ -164,11 +164,11 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
     if (!k.encode_small || n > kSmallEncodeBytes)
         return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return k.encode(in, n, body, size) != nullptr; });
-    int context_shift = 0;
+    int stream_form = 0;
     const bool written = frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) {
-        return k.encode_small(in, n, body, size, nullptr, nullptr, &context_shift) != nullptr;
+        return k.encode_small(in, n, body, size, nullptr, nullptr, &stream_form) != nullptr;
     });
-    if (written && context_shift) out[0] |= kRansOrderGrouped;
+    if (written && stream_form) out[0] |= kRansOrderGrouped;
     return written;
 }
 
@@ -182,11 +182,11 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
         return rans_encode_stream(in, n, out, out_size, RANS_ORDER_X32 | 1) ? MeasuredEncode::Written : MeasuredEncode::Failed;
     }
     verdict = OrderVerdict::Order1;
-    int context_shift = 0;
+    int stream_form = 0;
     if (frame_x32(out, out_size, n, RANS_ORDER_X32 | 1, [&](uint8_t* body, unsigned* size) {
-            return encode(in, n, body, size, test, &verdict, &context_shift) != nullptr;
+            return encode(in, n, body, size, test, &verdict, &stream_form) != nullptr;
         })) {
-        if (context_shift) out[0] |= kRansOrderGrouped;
+        if (stream_form) out[0] |= kRansOrderGrouped;
         return MeasuredEncode::Written;
     }
     return verdict == OrderVerdict::Order1 ? MeasuredEncode::Failed : MeasuredEncode::Declined;

@@ -1,7 +1,8 @@
 // An order-1 decoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
 // used for small planes instead of the library's AVX-512 and AVX2 ones: every stream decodes to
-// the same bytes, and the set-up costs a fraction. It also reads statezip's streams with grouped
-// contexts (rans_order1_decoder.hpp), of any size: a row is then the previous symbol >> s.
+// the same bytes, and the set-up costs a fraction. It also reads statezip's own streams
+// (rans_order1_decoder.hpp), of any size: grouped contexts, where a row is the previous symbol
+// >> s, and planes in two halves, whose two sets of lanes it steps together.
 //
 // Why: htscodecs rebuilds, on every call, a 32-bit entry for each of the 4,096 (or 1,024) slots
 // of every context, one slot at a time, after walking each context's 256 possible symbols
@@ -32,6 +33,7 @@
 #include <memory>
 
 #include "byte_transpose.hpp"
+#include "rans_order1_form.hpp"
 #include "rans_order1_lanes.hpp"
 #include "uint7.hpp"
 
@@ -148,15 +150,50 @@ bool read_table(const uint8_t*& p, const uint8_t* end, int shift, uint32_t* tabl
     return true;
 }
 
+// The lanes' symbols, decoded in step order into `by_step`, put in their places: lane z's run
+// at out + z * steps; then lane 31's last n % 32 symbols.
+template <int Shift>
+void lanes_out(const Bytes& by_step, size_t steps, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
+               const uint8_t* p, const uint8_t* end, int context_shift) {
+    transpose_bytes<true>(const_cast<uint8_t*>(by_step.data()), steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
+    for (size_t i = kLanes * steps; i < n; ++i)
+        out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end, context_shift);
+}
+
 template <int Shift>
 void decode_lanes(order1::StepsFn steps_fn, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
                   const uint8_t* p, const uint8_t* end, int context_shift) {
     const size_t steps = n / kLanes;
     Bytes by_step(steps * kLanes);  // not zero-filled; large ones are kept blocks (large_buffers.hpp)
     steps_fn(table, s, steps, by_step.data(), p, end, context_shift);
-    transpose_bytes<true>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
-    for (size_t i = kLanes * steps; i < n; ++i)
-        out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end, context_shift);
+    lanes_out<Shift>(by_step, steps, table, s, out, n, p, end, context_shift);
+}
+
+// A plane in two halves (rans_order1_form.hpp): both sets of lanes stepped together while the
+// pair kernel (null: none on this CPU) can, then each on its own to its last step.
+template <int Shift>
+void decode_two_halves(order1::StepsFn steps_fn, order1::PairStepsFn pair_fn, const uint32_t* table, LaneStates& a,
+                       LaneStates& b, uint8_t* out, size_t n, const uint8_t* pa, const uint8_t* a_end,
+                       const uint8_t* pb, const uint8_t* end, int context_shift) {
+    const size_t na = order1_form::first_half_bytes(n), steps_a = na / kLanes, steps_b = (n - na) / kLanes;
+    Bytes by_a(steps_a * kLanes), by_b(steps_b * kLanes);
+    const size_t together =
+        pair_fn ? pair_fn(table, a, b, steps_a, by_a.data(), by_b.data(), pa, a_end, pb, end, context_shift) : 0;
+    steps_fn(table, a, steps_a - together, by_a.data() + together * kLanes, pa, a_end, context_shift);
+    steps_fn(table, b, steps_b - together, by_b.data() + together * kLanes, pb, end, context_shift);
+    lanes_out<Shift>(by_a, steps_a, table, a, out, na, pa, a_end, context_shift);
+    lanes_out<Shift>(by_b, steps_b, table, b, out + na, n - na, pb, end, context_shift);
+}
+
+// The lanes' 32 initial states at `p` (each at least kStateLow), `p` moved past them.
+bool read_states(const uint8_t*& p, const uint8_t* end, LaneStates& s) {
+    if (end - p < 4 * kLanes) return false;
+    for (int z = 0; z < kLanes; ++z, p += 4) {
+        s.state[z] = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+        s.context[z] = 0;
+        if (s.state[z] < kStateLow) return false;
+    }
+    return true;
 }
 
 // The frequency table (packed or not) into `table`; `p` then at the states. False if malformed.
@@ -176,28 +213,41 @@ bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packe
     return true;
 }
 
-// `grouped`: the stream starts with its context shift (1 to kMaxContextShift), its rows are the
-// groups of previous symbols that shift makes (rans_order1_decoder.hpp).
-template <order1::FillFn Fill, order1::StepsFn Steps10, order1::StepsFn Steps12>
+// `grouped`: the stream starts with its form byte (rans_order1_form.hpp): its context shift (1
+// to kMaxContextShift; 0 too in two halves) and whether the plane is in two halves.
+template <order1::FillFn Fill, order1::StepsFn Steps10, order1::StepsFn Steps12, order1::PairStepsFn Pair10,
+          order1::PairStepsFn Pair12>
 unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size, bool grouped) {
     if (in_size < 4 * kLanes) return nullptr;
     const uint8_t* p = in;
     const uint8_t* const end = in + in_size;
-    const int context_shift = grouped ? *p++ : 0;
-    if (grouped && (context_shift < 1 || context_shift > order1::kMaxContextShift)) return nullptr;
+    const int form = grouped ? *p++ : 0;
+    const int context_shift = form & order1_form::kContextShiftBits;
+    const bool halves = form & order1_form::kTwoHalves;
+    if ((form & ~order1_form::kFormBits) || (grouped && !halves && context_shift == 0)) return nullptr;
+    static_assert(order1_form::kContextShiftBits == order1::kMaxContextShift);
     const int shift = *p >> 4;
     const bool packed = *p++ & 1;
     if (shift != 10 && shift != kMaxShift) return nullptr;
     uint32_t* const table = slot_table();
-    if (!read_any_table(p, end, shift, packed, table, Fill) || end - p < 4 * kLanes) return nullptr;
+    if (!read_any_table(p, end, shift, packed, table, Fill)) return nullptr;
     LaneStates s;
-    for (int z = 0; z < kLanes; ++z, p += 4) {
-        s.state[z] = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-        s.context[z] = 0;
-        if (s.state[z] < kStateLow) return nullptr;
+    if (!halves) {
+        if (!read_states(p, end, s)) return nullptr;
+        if (shift == kMaxShift) decode_lanes<kMaxShift>(Steps12, table, s, out, out_size, p, end, context_shift);
+        else decode_lanes<10>(Steps10, table, s, out, out_size, p, end, context_shift);
+        return out;
     }
-    if (shift == kMaxShift) decode_lanes<kMaxShift>(Steps12, table, s, out, out_size, p, end, context_shift);
-    else decode_lanes<10>(Steps10, table, s, out, out_size, p, end, context_shift);
+    // Two halves: the first's lanes fill the uint7 length before them, the second's the rest.
+    uint32_t first_bytes = 0;
+    LaneStates second;
+    if (out_size < 2 * kLanes || !read_uint7(p, end, first_bytes) || first_bytes > size_t(end - p)) return nullptr;
+    const uint8_t* const first_end = p + first_bytes;
+    const uint8_t* q = first_end;
+    if (!read_states(p, first_end, s) || !read_states(q, end, second)) return nullptr;
+    if (shift == kMaxShift)
+        decode_two_halves<kMaxShift>(Steps12, Pair12, table, s, second, out, out_size, p, first_end, q, end, context_shift);
+    else decode_two_halves<10>(Steps10, Pair10, table, s, second, out, out_size, p, first_end, q, end, context_shift);
     return out;
 }
 
@@ -215,9 +265,12 @@ bool rans_order1_scalar_available() { return rans_uncompress_O0_4x16; }
 
 namespace {
 // The decoder in each form: its fill and its steps at both table precisions.
-constexpr auto decode_avx512 = decode<order1::fill_row_avx512, order1::steps_avx512<10>, order1::steps_avx512<12>>;
-constexpr auto decode_avx2 = decode<order1::fill_row_avx2, order1::steps_avx2<10>, order1::steps_avx2<12>>;
-constexpr auto decode_scalar = decode<order1::fill_row_scalar, order1::steps_scalar<10>, order1::steps_scalar<12>>;
+constexpr auto decode_avx512 = decode<order1::fill_row_avx512, order1::steps_avx512<10>, order1::steps_avx512<12>,
+                                     order1::pair_steps_avx512<10>, order1::pair_steps_avx512<12>>;
+constexpr auto decode_avx2 = decode<order1::fill_row_avx2, order1::steps_avx2<10>, order1::steps_avx2<12>,
+                                   order1::pair_steps_avx2<10>, order1::pair_steps_avx2<12>>;
+constexpr auto decode_scalar =
+    decode<order1::fill_row_scalar, order1::steps_scalar<10>, order1::steps_scalar<12>, nullptr, nullptr>;
 }  // namespace
 
 unsigned char* rans_order1_decode_avx512(unsigned char* in, unsigned int in_size, unsigned char* out, unsigned int out_size) {

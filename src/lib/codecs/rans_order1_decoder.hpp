@@ -18,13 +18,16 @@ unsigned char* rans_order1_decode_avx512(unsigned char* in, unsigned int in_size
 unsigned char* rans_order1_decode_avx2(unsigned char* in, unsigned int in_size, unsigned char* out,
                                        unsigned int out_size);
 
-// Streams with grouped contexts (statezip's own, flagged RANS_ORDER_GROUPED in the stream's flags
-// byte): the kernel part above preceded by a byte, the context shift s (1 to 7); a step's row is
-// its lane's previous symbol >> s, one row for 2^s neighbouring symbols (the quants of a trained
+// statezip's own streams (flagged kRansOrderGrouped in the stream's flags byte): the kernel part
+// above preceded by a form byte (rans_order1_form.hpp). Its context shift s: a step's row is its
+// lane's previous symbol >> s, one row for 2^s neighbouring symbols (the quants of a trained
 // model's K, whose next value in a channel depends on the magnitude of the one before, not on
-// its exact value: one row per previous value would be a table as large as the plane). The
-// frequency table lists the union of the rows present and the symbols present, each row's
-// frequencies over that list. Decoded only here; the scalar form on any CPU.
+// its exact value: one row per previous value would be a table as large as the plane); the
+// frequency table then lists the union of the rows present and the symbols present, each row's
+// frequencies over that list. Its two-halves bit: after the table a uint7, the bytes of the first
+// half's lanes (states and words), which decode out[0, 32 * (n / 64)), then the second half's,
+// which decode the rest, each half as the 32 lanes of a stream of its own over the one table
+// (s = 0 allowed there: rows of single symbols). Decoded only here; the scalar form on any CPU.
 bool rans_order1_scalar_available();
 unsigned char* rans_order1_decode_grouped_avx512(unsigned char* in, unsigned int in_size, unsigned char* out,
                                                  unsigned int out_size);

@@ -33,6 +33,7 @@
 #include "byte_transpose.hpp"
 #include "klogk.hpp"
 #include "rans_encoder_parts.hpp"
+#include "rans_order1_form.hpp"
 #include "uint7.hpp"
 
 #include "x86_intrinsics.hpp"
@@ -67,12 +68,23 @@ Scratch& scratch() {
 }
 
 // The pairs the library's encoder counts: (previous byte, byte) over the whole input with 0
-// before the first, and each lane's first byte once more after 0.
-void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
+// before the first, and each lane's first byte once more after 0. In two halves
+// (rans_order1_form.hpp) the lanes are those of both halves.
+void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256], bool halves) {
     uint8_t prev = 0;
     for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
-    for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (n / kLanes)]];
+    if (!halves) {
+        for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (n / kLanes)]];
+        return;
+    }
+    const size_t first = order1_form::first_half_bytes(n);
+    for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (first / kLanes)]];
+    for (int lane = 0; lane < kLanes; ++lane) ++pairs[0][in[first + lane * ((n - first) / kLanes)]];
 }
+
+// Whether the encoder writes an n-byte plane in two halves, where statezip's own streams may be
+// written (`own_forms`).
+bool in_two_halves(unsigned n, bool own_forms) { return own_forms && n >= order1_form::kTwoHalvesMinBytes; }
 
 // Row `c`'s nonzero counts and their symbols, appended at `k` (returned: the new end); the row
 // left zero. (The forms below for AVX-512 and AVX2 list the same.)
@@ -86,8 +98,8 @@ uint32_t list_row_scalar(uint32_t* row, uint32_t* freq, uint8_t* symbol, uint32_
 // The pairs of `in` counted (count_pairs), then every context's list (Scratch::freq, symbol,
 // list_start; the counts cleared) and the library's totals: per context its pairs, plus one
 // for the last byte's value.
-void list_pairs(Scratch& s, const uint8_t* in, unsigned n, uint32_t* totals, ListRowFn list_row) {
-    count_pairs(in, n, s.pairs);
+void list_pairs(Scratch& s, const uint8_t* in, unsigned n, uint32_t* totals, ListRowFn list_row, bool halves) {
+    count_pairs(in, n, s.pairs, halves);
     const uint8_t last = in[n - 1];
     uint32_t k = 0;
     for (int c = 0; c < 256; ++c) {
@@ -125,7 +137,7 @@ PairCounts pair_counts(const Scratch& s, uint8_t last, const uint32_t* totals, u
 PairCounts rans_order1_pair_counts(const uint8_t* in, unsigned n) {
     Scratch& s = scratch();
     uint32_t totals[256];
-    list_pairs(s, in, n, totals, list_row_scalar);
+    list_pairs(s, in, n, totals, list_row_scalar, in_two_halves(n, true));
     return pair_counts(s, in[n - 1], totals, n);
 }
 
@@ -398,55 +410,75 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     return w;
 }
 
-// The stream for `in` from its listed rows (`totals`): the context shift if grouped, the table,
-// then the lanes' words.
+// The stream for `in` from its listed rows (`totals`): the form byte (`form`: 0 for htscodecs'
+// stream, which has none), the table, then the lanes' words; in two halves, a uint7 of the first
+// half's lane bytes before them.
 unsigned char* encode_listed(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                             const uint32_t* totals, const Form& form, int context_shift) {
+                             const uint32_t* totals, const Form& form, int stream_form) {
     Scratch& s = scratch();
     int shift = 0;
     const size_t table_bytes = pack_table(s.table.data(), build_table(s, totals, shift));
-    const size_t head = (context_shift ? 1 : 0) + table_bytes;
+    const size_t head = (stream_form ? 1 : 0) + table_bytes;
+    const bool halves = stream_form & order1_form::kTwoHalves;
+    const size_t length_room = halves ? kMaxUint7Bytes : 0;
     // The lanes' bytes are written downwards from the end of `out`, then moved to follow the table.
-    if (head > *out_size) return nullptr;
-    if (context_shift) out[0] = static_cast<uint8_t>(context_shift);
+    if (head + length_room > *out_size) return nullptr;
+    if (stream_form) out[0] = static_cast<uint8_t>(stream_form);
     std::memcpy(out + head - table_bytes, s.table.data(), table_bytes);
     uint8_t* const end = out + *out_size;
-    const uint8_t* start = shift == kShiftFull
-                               ? encode_lanes<kShiftFull>(in, n, s.entry, end, out + head, form.steps12, context_shift)
-                               : encode_lanes<kShiftFast>(in, n, s.entry, end, out + head, form.steps10, context_shift);
+    const uint8_t* const lowest = out + head + length_room;
+    const int context_shift = stream_form & order1_form::kContextShiftBits;
+    auto lanes = [&](uint8_t* part, unsigned part_n, uint8_t* part_end) -> uint8_t* {
+        return shift == kShiftFull
+                   ? encode_lanes<kShiftFull>(part, part_n, s.entry, part_end, lowest, form.steps12, context_shift)
+                   : encode_lanes<kShiftFast>(part, part_n, s.entry, part_end, lowest, form.steps10, context_shift);
+    };
+    uint8_t* start = nullptr;
+    uint8_t* at = out + head;
+    if (!halves) {
+        start = lanes(in, n, end);
+    } else {  // the second half's lanes first, written downwards: the first's then lie before them
+        const unsigned first = static_cast<unsigned>(order1_form::first_half_bytes(n));
+        uint8_t* const second_start = lanes(in + first, n - first, end);
+        if (second_start) start = lanes(in, first, second_start);
+        if (start) at += put_uint7(at, static_cast<uint32_t>(second_start - start));
+    }
     if (!start) return nullptr;
     const size_t lane_bytes = static_cast<size_t>(end - start);
-    std::memmove(out + head, start, lane_bytes);
-    *out_size = static_cast<unsigned>(head + lane_bytes);
+    std::memmove(at, start, lane_bytes);
+    *out_size = static_cast<unsigned>(at - out + lane_bytes);
     return out;
 }
 
 // The pairs counted and listed per context (the counts left zero), then the stream unless
-// `test` (given the pairs' entropies) says otherwise. `context_shift` (null: htscodecs' stream
-// only) gets the grouping chosen (choose_grouping), 0 for none.
+// `test` (given the pairs' entropies) says otherwise. `stream_form` (null: htscodecs' stream
+// only) gets the form byte of statezip's own stream written (rans_order1_form.hpp: the grouping
+// choose_grouping chose, two halves from kTwoHalvesMinBytes), 0 for htscodecs' stream.
 unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size, const Form& form,
-                      OrderTest test = nullptr, OrderVerdict* verdict = nullptr, int* context_shift = nullptr) {
+                      OrderTest test = nullptr, OrderVerdict* verdict = nullptr, int* stream_form = nullptr) {
     if (n < kLanes || rans_compress_bound_4x16(n, 1) - 20 > *out_size) return nullptr;
     Scratch& s = scratch();
     uint32_t totals[256];
-    list_pairs(s, in, n, totals, form.list_row);
+    const bool halves = in_two_halves(n, stream_form != nullptr);
+    list_pairs(s, in, n, totals, form.list_row, halves);
     int grouping = 0;
-    if (test || context_shift) {
+    if (test || stream_form) {
         PairCounts counts = pair_counts(s, in[n - 1], totals, n);
-        if (context_shift) grouping = choose_grouping(s, totals, in[n - 1], counts);
+        if (stream_form) grouping = choose_grouping(s, totals, in[n - 1], counts);
         if (test && (*verdict = test(counts)) != OrderVerdict::Order1) return nullptr;
     }
     if (grouping) merge_groups(s, totals, grouping);
-    if (context_shift) *context_shift = grouping;
-    return encode_listed(in, n, out, out_size, totals, form, grouping);
+    const int written_form = grouping | (halves ? order1_form::kTwoHalves : 0);
+    if (stream_form) *stream_form = written_form;
+    return encode_listed(in, n, out, out_size, totals, form, written_form);
 }
 
 }  // namespace
 
 bool rans_order1_encoder_scalar_available() { return rans_compress_O0_4x16; }
 unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict, int* context_shift) {
-    return encode(in, n, out, out_size, kScalar, test, verdict, context_shift);
+                                            OrderTest test, OrderVerdict* verdict, int* stream_form) {
+    return encode(in, n, out, out_size, kScalar, test, verdict, stream_form);
 }
 
 #if defined(__x86_64__)
@@ -462,12 +494,12 @@ unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsign
     return encode(in, n, out, out_size, kAvx2);
 }
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict, int* context_shift) {
-    return encode(in, n, out, out_size, kAvx512, test, verdict, context_shift);
+                                            OrderTest test, OrderVerdict* verdict, int* stream_form) {
+    return encode(in, n, out, out_size, kAvx512, test, verdict, stream_form);
 }
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                          OrderTest test, OrderVerdict* verdict, int* context_shift) {
-    return encode(in, n, out, out_size, kAvx2, test, verdict, context_shift);
+                                          OrderTest test, OrderVerdict* verdict, int* stream_form) {
+    return encode(in, n, out, out_size, kAvx2, test, verdict, stream_form);
 }
 
 #else  // the encoder's vector forms are x86-64's; elsewhere the scalar form or the library encodes

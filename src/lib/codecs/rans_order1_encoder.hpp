@@ -32,18 +32,19 @@ unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsi
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size);
 // The same once `test` (null: always), given every pair of `in` (the counts the encoder makes
 // anyway: an order estimate from them costs no second count), says order 1; *verdict gets what
-// it said, and nothing is written unless it was order 1. With `context_shift` not null the rows
-// may be grouped (rans_order1_decoder.hpp: a stream only statezip decodes) where the counts say
-// that costs fewer bytes: *context_shift gets the shift the stream starts with, or 0 for
-// htscodecs' stream (no shift byte), and `test` sees the grouped rows' entropy and pairs.
+// it said, and nothing is written unless it was order 1. With `stream_form` not null the stream
+// may be one of statezip's own (rans_order1_form.hpp: streams only statezip decodes): rows
+// grouped where the counts say that costs fewer bytes (`test` then sees the grouped rows'
+// entropy and pairs), a plane from kTwoHalvesMinBytes in two halves; *stream_form gets the form
+// byte the stream starts with, or 0 for htscodecs' stream (no form byte).
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict, int* context_shift);
+                                            OrderTest test, OrderVerdict* verdict, int* stream_form);
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                          OrderTest test, OrderVerdict* verdict, int* context_shift);
+                                          OrderTest test, OrderVerdict* verdict, int* stream_form);
 // The same one lane at a time, on any CPU (the same bytes: where a CPU lacks AVX2 the .stz is
 // still the one the others write); it needs only the library's order-0 coder for packed tables.
 bool rans_order1_encoder_scalar_available();
 unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
-                                            OrderTest test, OrderVerdict* verdict, int* context_shift);
+                                            OrderTest test, OrderVerdict* verdict, int* stream_form);
 
 }  // namespace stz

@@ -68,4 +68,24 @@ __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, La
                                                        uint8_t* by_step, const uint8_t*& p, const uint8_t* end,
                                                        int context_shift);
 
+// Two sets of lanes (the two halves of a plane, rans_order1_form.hpp) stepped together over one
+// table: steps [0, k) of both, each with its own words (`pa` up to `a_end`, `pb` up to `b_end`),
+// while 64 bytes of words remain in each; returns k (at most `steps`), after which each set's
+// steps go on by a StepsFn from step k. Where the lanes of one plane wait on each step's gather,
+// four vectors of them in flight keep the gathers' throughput busy instead.
+using PairStepsFn = size_t (*)(const uint32_t* table, LaneStates& a, LaneStates& b, size_t steps, uint8_t* a_by_step,
+                               uint8_t* b_by_step, const uint8_t*& pa, const uint8_t* a_end, const uint8_t*& pb,
+                               const uint8_t* b_end, int context_shift);
+template <int Shift>
+__attribute__((target("avx512f,popcnt"))) size_t pair_steps_avx512(const uint32_t* table, LaneStates& a, LaneStates& b,
+                                                                  size_t steps, uint8_t* a_by_step, uint8_t* b_by_step,
+                                                                  const uint8_t*& pa, const uint8_t* a_end,
+                                                                  const uint8_t*& pb, const uint8_t* b_end,
+                                                                  int context_shift);
+template <int Shift>
+__attribute__((target("avx2,popcnt"))) size_t pair_steps_avx2(const uint32_t* table, LaneStates& a, LaneStates& b,
+                                                             size_t steps, uint8_t* a_by_step, uint8_t* b_by_step,
+                                                             const uint8_t*& pa, const uint8_t* a_end, const uint8_t*& pb,
+                                                             const uint8_t* b_end, int context_shift);
+
 }  // namespace stz::order1

@@ -117,6 +117,39 @@ __attribute__((target("avx512f,popcnt"))) void steps_avx512(const uint32_t* tabl
 }
 
 template <int Shift>
+__attribute__((target("avx512f,popcnt"))) size_t pair_steps_avx512(const uint32_t* table, LaneStates& a, LaneStates& b,
+                                                                  size_t steps, uint8_t* a_by_step, uint8_t* b_by_step,
+                                                                  const uint8_t*& a_in, const uint8_t* a_end,
+                                                                  const uint8_t*& b_in, const uint8_t* b_end,
+                                                                  int context_shift) {
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
+    __m512i a0 = _mm512_load_si512(a.state), a1 = _mm512_load_si512(a.state + 16);
+    __m512i b0 = _mm512_load_si512(b.state), b1 = _mm512_load_si512(b.state + 16);
+    __m512i a_context0 = _mm512_load_si512(a.context), a_context1 = _mm512_load_si512(a.context + 16);
+    __m512i b_context0 = _mm512_load_si512(b.context), b_context1 = _mm512_load_si512(b.context + 16);
+    const uint8_t* pa = a_in;  // locals: stores through the step buffers cannot alias them
+    const uint8_t* pb = b_in;
+    size_t i = 0;
+    for (; i < steps && a_end - pa >= 64 && b_end - pb >= 64; ++i) {
+        // The halves alternate: each vector's gather is issued while the other half's wait.
+        const __m512i sym_a0 = step16<Shift>(table, a0, a_context0, pa, row_shift);
+        const __m512i sym_b0 = step16<Shift>(table, b0, b_context0, pb, row_shift);
+        const __m512i sym_a1 = step16<Shift>(table, a1, a_context1, pa, row_shift);
+        const __m512i sym_b1 = step16<Shift>(table, b1, b_context1, pb, row_shift);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(a_by_step + i * kLanes), _mm512_cvtepi32_epi8(sym_a0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(a_by_step + i * kLanes + 16), _mm512_cvtepi32_epi8(sym_a1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(b_by_step + i * kLanes), _mm512_cvtepi32_epi8(sym_b0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(b_by_step + i * kLanes + 16), _mm512_cvtepi32_epi8(sym_b1));
+    }
+    _mm512_store_si512(a.state, a0), _mm512_store_si512(a.state + 16, a1);
+    _mm512_store_si512(b.state, b0), _mm512_store_si512(b.state + 16, b1);
+    _mm512_store_si512(a.context, a_context0), _mm512_store_si512(a.context + 16, a_context1);
+    _mm512_store_si512(b.context, b_context0), _mm512_store_si512(b.context + 16, b_context1);
+    a_in = pa, b_in = pb;
+    return i;
+}
+
+template <int Shift>
 __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, LaneStates& s, size_t steps,
                                                        uint8_t* by_step, const uint8_t*& in, const uint8_t* end,
                                                        int context_shift) {
@@ -142,6 +175,41 @@ __attribute__((target("avx2,popcnt"))) void steps_avx2(const uint32_t* table, La
     }
     rest_one_by_one<Shift>(table, s, i, steps, by_step, p, end, context_shift);
     in = p;
+}
+
+template <int Shift>
+__attribute__((target("avx2,popcnt"))) size_t pair_steps_avx2(const uint32_t* table, LaneStates& a, LaneStates& b,
+                                                             size_t steps, uint8_t* a_by_step, uint8_t* b_by_step,
+                                                             const uint8_t*& a_in, const uint8_t* a_end,
+                                                             const uint8_t*& b_in, const uint8_t* b_end,
+                                                             int context_shift) {
+    const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
+    __m256i state[2][4], context[2][4];
+    LaneStates* const sets[2] = {&a, &b};
+    for (int h = 0; h < 2; ++h)
+        for (int g = 0; g < 4; ++g) {
+            state[h][g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sets[h]->state + 8 * g));
+            context[h][g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sets[h]->context + 8 * g));
+        }
+    const WordSpread& spread = word_spread();
+    const uint8_t* pa = a_in;
+    const uint8_t* pb = b_in;
+    size_t i = 0;
+    for (; i < steps && a_end - pa >= 64 && b_end - pb >= 64; ++i) {  // the halves' groups alternate
+        uint8_t* const row_a = a_by_step + i * kLanes;
+        uint8_t* const row_b = b_by_step + i * kLanes;
+        for (int g = 0; g < 4; ++g) {
+            store_low_bytes(row_a + 8 * g, step8<Shift>(table, state[0][g], context[0][g], pa, spread, row_shift));
+            store_low_bytes(row_b + 8 * g, step8<Shift>(table, state[1][g], context[1][g], pb, spread, row_shift));
+        }
+    }
+    for (int h = 0; h < 2; ++h)
+        for (int g = 0; g < 4; ++g) {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(sets[h]->state + 8 * g), state[h][g]);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(sets[h]->context + 8 * g), context[h][g]);
+        }
+    a_in = pa, b_in = pb;
+    return i;
 }
 
 void fill_row_scalar(uint32_t* row, const uint8_t* sym, const uint32_t* freq, int n, int shift) {
@@ -176,6 +244,14 @@ __attribute__((target("avx2"))) void fill_row_avx2(uint32_t* row, const uint8_t*
 
 template void steps_avx512<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
 template void steps_avx512<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
+template size_t pair_steps_avx512<10>(const uint32_t*, LaneStates&, LaneStates&, size_t, uint8_t*, uint8_t*,
+                                      const uint8_t*&, const uint8_t*, const uint8_t*&, const uint8_t*, int);
+template size_t pair_steps_avx512<12>(const uint32_t*, LaneStates&, LaneStates&, size_t, uint8_t*, uint8_t*,
+                                      const uint8_t*&, const uint8_t*, const uint8_t*&, const uint8_t*, int);
+template size_t pair_steps_avx2<10>(const uint32_t*, LaneStates&, LaneStates&, size_t, uint8_t*, uint8_t*,
+                                    const uint8_t*&, const uint8_t*, const uint8_t*&, const uint8_t*, int);
+template size_t pair_steps_avx2<12>(const uint32_t*, LaneStates&, LaneStates&, size_t, uint8_t*, uint8_t*,
+                                    const uint8_t*&, const uint8_t*, const uint8_t*&, const uint8_t*, int);
 template void steps_avx2<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
 template void steps_avx2<12>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
 template void steps_scalar<10>(const uint32_t*, LaneStates&, size_t, uint8_t*, const uint8_t*&, const uint8_t*, int);
