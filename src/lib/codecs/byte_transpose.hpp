@@ -69,8 +69,10 @@ inline void bytes_one_by_one(uint8_t* matrix, uint64_t width, uint8_t* const* co
 // moved twice, the same value each time (matrix and columns never overlap), at a tile's cost
 // instead of ~10 instructions a byte. Only a matrix narrower or shorter than a tile goes byte
 // by byte.
+// Always inlined: a caller compiled for a wider instruction set (target_clones) then moves its
+// tiles in that set too, not in a shared out-of-line copy built for the baseline.
 template <bool ToColumns, class ColumnAt>
-void transpose_bytes(uint8_t* matrix, uint64_t rows, uint64_t width, ColumnAt&& column_at) {
+[[gnu::always_inline]] inline void transpose_bytes(uint8_t* matrix, uint64_t rows, uint64_t width, ColumnAt&& column_at) {
     using namespace transpose_detail;
     constexpr uint64_t kTile = 16, kBlock = 64;
     if (rows == 0) return;  // (and no matrix to point into)

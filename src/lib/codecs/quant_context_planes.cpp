@@ -188,7 +188,7 @@ struct BlockPlanes {
     // Moves the blocks into the planes (ToPlanes) or back. A run of whole rows that lie back to
     // back (every record's body, when it is whole rows) is one matrix for the tiled transpose.
     template <bool ToPlanes, typename T>
-    void move(const Geometry& g, T* base) {
+    [[gnu::always_inline]] void move(const Geometry& g, T* base) {
         const size_t W = pp.skip + pp.per, run = g.record ? g.per_record : blocks;
         uint8_t* b0 = const_cast<uint8_t*>(base);
         if (run % pp.cols == 0) {
@@ -323,7 +323,13 @@ void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out,
     put_plane(value_buffer, out, false, choice.row_context);
 }
 
-void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values) {
+// Cloned for AVX2 (chosen at load time where the CPU has it): the loops after the rANS planes,
+// the q5 high bits packed back into qh and the planes moved back into blocks, run 16 bytes at a
+// time with two-operand SSE2 otherwise, and were 15 % of a trained hd32 q5_0 cache's
+// decompression (perf); in the AVX2 clone 4.5 %, and that file decompresses 1.17x as fast.
+// The bytes are the same either way.
+__attribute__((target_clones("avx2", "default"))) void decode_planes(ByteSpan body, const QParams& q, const Geometry& g,
+                                                                      size_t out_size, uint8_t* o, bool whole_values) {
     if (q.record && q.head) {
         const size_t records = out_size / q.record;
         Bytes heads;
