@@ -86,6 +86,12 @@ constexpr size_t kFixtureBytes = 6000;
 const char* kHalvesFixture = STATEZIP_TEST_DATA "/rans-halves-order1.stream";
 constexpr size_t kHalvesFixtureBytes = 40000;
 
+// `stream` with its byte at `at` set to `value`, decoded under `mask` into n bytes; empty if refused.
+Bytes decoded_with_byte(int mask, Bytes stream, size_t at, int value, size_t n) {
+    stream[at] = static_cast<uint8_t>(value);
+    return decoded_under(mask, stream, n);
+}
+
 // Where the form byte of a stream of statezip's own form lies (after the flags and the size).
 unsigned form_at(const Bytes& stream) {
     unsigned n_read = 0;
@@ -156,21 +162,13 @@ TEST_CASE("rans grouped order-1: damaged streams are refused or decoded inside t
     const Bytes stream = stream_under(masks[0], in);
     REQUIRE(!stream.empty());
     REQUIRE((stream[0] & kRansOrderGrouped) != 0);
-    unsigned n_read = 0;
-    const unsigned shift_at = 1 + get_uint7(stream.data() + 1, stream.size() - 1, n_read);
+    const unsigned shift_at = form_at(stream);
     for (int mask : masks) {
         INFO("mask " << mask);
         // A shift the format does not have, the flag on a stream of another form: refused.
-        for (int shift : {0, 8, 255}) {
-            Bytes bad = stream;
-            bad[shift_at] = static_cast<uint8_t>(shift);
-            CHECK(decoded_under(mask, bad, in.size()).empty());
-        }
-        for (int flags : {RANS_ORDER_X32 | kRansOrderGrouped, 1 | kRansOrderGrouped, RANS_ORDER_X32 | 1 | kRansOrderGrouped | RANS_ORDER_CAT}) {
-            Bytes bad = stream;
-            bad[0] = static_cast<uint8_t>(flags);
-            CHECK(decoded_under(mask, bad, in.size()).empty());
-        }
+        for (int shift : {0, 8, 255}) CHECK(decoded_with_byte(mask, stream, shift_at, shift, in.size()).empty());
+        for (int flags : {RANS_ORDER_X32 | kRansOrderGrouped, 1 | kRansOrderGrouped, RANS_ORDER_X32 | 1 | kRansOrderGrouped | RANS_ORDER_CAT})
+            CHECK(decoded_with_byte(mask, stream, 0, flags, in.size()).empty());
         CHECK(decoded_under(mask, stream, in.size() - 1).empty());
         CHECK(decoded_under(mask, Bytes(stream.begin(), stream.begin() + shift_at + 1), in.size()).empty());
     }
@@ -189,11 +187,8 @@ TEST_CASE("rans order-1 in two halves: damaged streams are refused or decoded in
     for (int mask : masks) {
         INFO("mask " << mask);
         // Form bytes the format does not have (0 is no form; bits 3-6 are unused): refused.
-        for (int form : {0, order1_form::kTwoHalves | 0x08, order1_form::kTwoHalves | 0x40, 0xff}) {
-            Bytes bad = stream;
-            bad[at] = static_cast<uint8_t>(form);
-            CHECK(decoded_under(mask, bad, in.size()).empty());
-        }
+        for (int form : {0, order1_form::kTwoHalves | 0x08, order1_form::kTwoHalves | 0x40, 0xff})
+            CHECK(decoded_with_byte(mask, stream, at, form, in.size()).empty());
         CHECK(decoded_under(mask, stream, in.size() - 1).empty());
         CHECK(decoded_under(mask, Bytes(stream.begin(), stream.begin() + at + 1), in.size()).empty());
     }

@@ -153,9 +153,9 @@ bool read_table(const uint8_t*& p, const uint8_t* end, int shift, uint32_t* tabl
 // The lanes' symbols, decoded in step order into `by_step`, put in their places: lane z's run
 // at out + z * steps; then lane 31's last n % 32 symbols.
 template <int Shift>
-void lanes_out(const Bytes& by_step, size_t steps, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
+void lanes_out(uint8_t* by_step, size_t steps, const uint32_t* table, LaneStates& s, uint8_t* out, size_t n,
                const uint8_t* p, const uint8_t* end, int context_shift) {
-    transpose_bytes<true>(const_cast<uint8_t*>(by_step.data()), steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
+    transpose_bytes<true>(by_step, steps, kLanes, [&](uint64_t lane) { return out + lane * steps; });
     for (size_t i = kLanes * steps; i < n; ++i)
         out[i] = order1::decode_one<Shift>(table, s.state[kLanes - 1], s.context[kLanes - 1], p, end, context_shift);
 }
@@ -166,7 +166,7 @@ void decode_lanes(order1::StepsFn steps_fn, const uint32_t* table, LaneStates& s
     const size_t steps = n / kLanes;
     Bytes by_step(steps * kLanes);  // not zero-filled; large ones are kept blocks (large_buffers.hpp)
     steps_fn(table, s, steps, by_step.data(), p, end, context_shift);
-    lanes_out<Shift>(by_step, steps, table, s, out, n, p, end, context_shift);
+    lanes_out<Shift>(by_step.data(), steps, table, s, out, n, p, end, context_shift);
 }
 
 // A plane in two halves (rans_order1_form.hpp): both sets of lanes stepped together while the
@@ -176,11 +176,12 @@ void decode_two_halves(order1::StepsFn steps_fn, order1::PairStepsFn pair_fn, co
                        LaneStates& b, uint8_t* out, size_t n, const uint8_t* pa, const uint8_t* a_end,
                        const uint8_t* pb, const uint8_t* end, int context_shift) {
     const size_t na = order1_form::first_half_bytes(n), steps_a = na / kLanes, steps_b = (n - na) / kLanes;
-    Bytes by_a(steps_a * kLanes), by_b(steps_b * kLanes);
-    const size_t together =
-        pair_fn ? pair_fn(table, a, b, steps_a, by_a.data(), by_b.data(), pa, a_end, pb, end, context_shift) : 0;
-    steps_fn(table, a, steps_a - together, by_a.data() + together * kLanes, pa, a_end, context_shift);
-    steps_fn(table, b, steps_b - together, by_b.data() + together * kLanes, pb, end, context_shift);
+    Bytes by_step((steps_a + steps_b) * kLanes);  // the first half's steps, then the second's
+    uint8_t* const by_a = by_step.data();
+    uint8_t* const by_b = by_a + steps_a * kLanes;
+    const size_t together = pair_fn ? pair_fn(table, a, b, steps_a, by_a, by_b, pa, a_end, pb, end, context_shift) : 0;
+    steps_fn(table, a, steps_a - together, by_a + together * kLanes, pa, a_end, context_shift);
+    steps_fn(table, b, steps_b - together, by_b + together * kLanes, pb, end, context_shift);
     lanes_out<Shift>(by_a, steps_a, table, a, out, na, pa, a_end, context_shift);
     lanes_out<Shift>(by_b, steps_b, table, b, out + na, n - na, pb, end, context_shift);
 }

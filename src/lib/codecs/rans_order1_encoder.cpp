@@ -73,13 +73,14 @@ Scratch& scratch() {
 void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256], bool halves) {
     uint8_t prev = 0;
     for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
-    if (!halves) {
-        for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (n / kLanes)]];
-        return;
-    }
+    // The lanes of the m bytes from `from`; the input's first byte already follows its 0.
+    auto lane_starts = [&](size_t from, size_t m) {
+        for (int lane = from ? 0 : 1; lane < kLanes; ++lane) ++pairs[0][in[from + lane * (m / kLanes)]];
+    };
+    if (!halves) return lane_starts(0, n);
     const size_t first = order1_form::first_half_bytes(n);
-    for (int lane = 1; lane < kLanes; ++lane) ++pairs[0][in[lane * (first / kLanes)]];
-    for (int lane = 0; lane < kLanes; ++lane) ++pairs[0][in[first + lane * ((n - first) / kLanes)]];
+    lane_starts(0, first);
+    lane_starts(first, n - first);
 }
 
 // Whether the encoder writes an n-byte plane in two halves, where statezip's own streams may be
