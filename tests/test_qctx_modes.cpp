@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "codecs/pipeline.hpp"
+#include "codecs/quant_context.hpp"
 #include "engine/presets.hpp"
 #include "test_blocks.hpp"
 
@@ -214,4 +215,33 @@ TEST_CASE("qctx mode 3 refuses hostile payloads with an error", "[quant][qctx][h
     q8_payload[0] = 3;
     out.clear();
     CHECK_THROWS_AS(q->decode(q8_payload, q8_params, q8.size(), out), Error);
+}
+
+TEST_CASE("qctx unpacks a block's values as read one at a time, and packs them back", "[quant][qctx]") {
+    // Value j: the low nibble of quant byte j (j < 16) or the high nibble of byte j - 16, and
+    // for q5 bit j of qh (the 4 bytes before the quants) as its bit 4.
+    const qctx::BlockLayout layouts[] = {{18, 4, false, false}, {20, 4, true, false}, {22, 5, false, true},
+                                         {24, 5, true, true}, {34, 8, false, false}};
+    for (const qctx::BlockLayout& L : layouts) {
+        for (uint64_t seed = 1; seed <= 64; ++seed) {
+            const Bytes block = random_bytes(L.bytes, seed * 7919 + L.bytes);
+            const uint8_t* qs = block.data() + L.quants_at();
+            uint8_t values[qctx::kElems];
+            qctx::unpack(L, block.data(), values);
+            for (unsigned j = 0; j < qctx::kElems; ++j) {
+                unsigned expected = L.bits == 8 ? qs[j] : j < 16 ? qs[j] & 15u : qs[j - 16] >> 4;
+                if (L.has_high) expected |= ((load_le<uint32_t>(qs - 4) >> j) & 1u) << 4;
+                INFO("block of " << L.bytes << " bytes, seed " << seed << ", value " << j);
+                CHECK(values[j] == expected);
+            }
+            Bytes packed(L.bytes, 0);
+            std::copy_n(block.data(), L.quants_at() - (L.has_high ? 4 : 0), packed.data());  // the scales
+            qctx::pack(L, values, packed.data());
+            CHECK(packed == block);
+        }
+    }
+    for (uint32_t bits = 0; bits < 256; ++bits) {
+        const uint64_t bytes = qctx::high_bits_as_bytes(bits | 0xff00u);  // (bits above the low 8 ignored)
+        for (unsigned i = 0; i < 8; ++i) CHECK(((bytes >> 8 * i) & 0xff) == (((bits >> i) & 1u) << 4));
+    }
 }
