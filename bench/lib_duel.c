@@ -6,7 +6,8 @@
  * 1 % here (bench/PROFILE.md, twenty-fifth pass).
  *   cc -O2 -o lib_duel bench/lib_duel.c -Iinclude -Ibuild/include -ldl
  *   lib_duel d|c RUNS LIB.so [LIB.so ...] -- FILE...   (d: stz_decompress, c: stz_compress; -T1)
- * CODEC=... in the environment: the pipeline every library compresses with (as stz_params.codec). */
+ * CODEC=... in the environment: the pipeline every library compresses with (as stz_params.codec);
+ * PRESET=fast|max: that preset instead of the default. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <statezip.h>
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (argc < 5) return 2;
     const char mode = argv[1][0];
     const int runs = atoi(argv[2]);
+    const char* const preset = getenv("PRESET");
     int n_libs = 0, a = 3;
     compress_fn compress[kMaxLibs];
     decompress_fn decompress[kMaxLibs];
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
         for (int l = 0; l < n_libs; ++l) {
             init[l](&p[l], sizeof p[l]);
             p[l].threads = 1, p[l].codec = getenv("CODEC");
+            if (preset) p[l].preset = !strcmp(preset, "fast") ? STZ_PRESET_FAST : !strcmp(preset, "max") ? STZ_PRESET_MAX : p[l].preset;
             z[l] = malloc(cap);
             if (compress[l](src, n, z[l], cap, &zn[l], &p[l])) return fprintf(stderr, "%s: compress failed\n", argv[f]), 1;
         }
