@@ -220,9 +220,7 @@ TEST_CASE("qctx mode 3 refuses hostile payloads with an error", "[quant][qctx][h
 TEST_CASE("qctx unpacks a block's values as read one at a time, and packs them back", "[quant][qctx]") {
     // Value j: the low nibble of quant byte j (j < 16) or the high nibble of byte j - 16, and
     // for q5 bit j of qh (the 4 bytes before the quants) as its bit 4.
-    const qctx::BlockLayout layouts[] = {{18, 4, false, false}, {20, 4, true, false}, {22, 5, false, true},
-                                         {24, 5, true, true}, {34, 8, false, false}};
-    for (const qctx::BlockLayout& L : layouts) {
+    for (const qctx::BlockLayout& L : qctx::kLayouts) {
         for (uint64_t seed = 1; seed <= 64; ++seed) {
             const Bytes block = random_bytes(L.bytes, seed * 7919 + L.bytes);
             const uint8_t* qs = block.data() + L.quants_at();

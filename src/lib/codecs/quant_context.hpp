@@ -22,6 +22,15 @@ struct BlockLayout {
     unsigned quants_at() const { return 2 + (has_min ? 2 : 0) + (has_high ? 4 : 0); }
 };
 
+// The block layouts qctx knows, by the index its parameters store (so the order is format).
+inline constexpr BlockLayout kLayouts[] = {
+    {34, 8, false, false},  // q8_0
+    {18, 4, false, false},  // q4_0, iq4_nl
+    {20, 4, true, false},   // q4_1
+    {22, 5, false, true},   // q5_0
+    {24, 5, true, true},    // q5_1
+};
+
 struct QParams {
     BlockLayout layout;
     unsigned cols = 1, rate = kDefaultRate;

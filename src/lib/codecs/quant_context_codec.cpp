@@ -42,14 +42,6 @@ namespace {
 
 constexpr unsigned kScaleRate = 4;  // adaptation rate of the scale and record head models
 
-constexpr BlockLayout kLayouts[] = {
-    {34, 8, false, false},  // q8_0
-    {18, 4, false, false},  // q4_0, iq4_nl
-    {20, 4, true, false},   // q4_1
-    {22, 5, false, true},   // q5_0
-    {24, 5, true, true},    // q5_1
-};
-
 constexpr uint8_t kCopyLayout = std::size(kLayouts);
 
 constexpr uint64_t kMaxRecordHead = 64, kMaxRecordBytes = uint64_t{1} << 40;

@@ -76,9 +76,9 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     auto& used_cells = scratch.used;
     const size_t cells = size_t(alphabet) * alphabet;
     const bool dense = cells <= kDenseCells;
-    // A small alphabet's pairs in kDenseTables tables, a symbol's pair into table j % 4: the
-    // increments of neighbouring symbols, often of one cell, then do not wait for each other
-    // (in one table that wait was 40 % of the count of a q5 plane's values).
+    // A small alphabet's pairs in kDenseTables tables, the j-th symbol's pair into table
+    // j % kDenseTables: the increments of neighbouring symbols, often of one cell, then do not
+    // wait for each other (in one table that wait was 40 % of the count of a q5 plane's values).
     uint32_t dense_pairs[kDenseTables * kDenseCells];
     syms.resize(sampled * kElems);
     if (dense) std::fill(dense_pairs, dense_pairs + kDenseTables * cells, 0u);
