@@ -7,7 +7,9 @@
  *   cc -O2 -o lib_duel bench/lib_duel.c -Iinclude -Ibuild/include -ldl
  *   lib_duel d|c RUNS LIB.so [LIB.so ...] -- FILE...   (d: stz_decompress, c: stz_compress; -T1)
  * CODEC=... in the environment: the pipeline every library compresses with (as stz_params.codec);
- * PRESET=fast|max: that preset instead of the default. */
+ * PRESET=fast|max: that preset instead of the default. COLD=MB: before every timed call, that many
+ * MB written and read (not timed), so that each call starts with cold caches, as a call in a server
+ * does after inference or another pipeline in `statezip bench` does after `max`. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <statezip.h>
@@ -52,6 +54,9 @@ int main(int argc, char** argv) {
     if (runs < 1 || a >= argc || n_libs == 0) return 2;
     double fastest[kMaxLibs] = {0}, median[kMaxLibs] = {0}, bytes = 0;
     double* t = malloc(sizeof(double) * (size_t)runs * n_libs);
+    const size_t cold = getenv("COLD") ? (size_t)atol(getenv("COLD")) << 20 : 0;
+    unsigned char* evict = cold ? malloc(cold) : NULL;
+    volatile unsigned char sink = 0;
     for (int f = a + 1; f < argc; ++f) {
         FILE* in = fopen(argv[f], "rb");
         if (!in) return 2;
@@ -76,6 +81,10 @@ int main(int argc, char** argv) {
         for (int r = 0; r < runs; ++r)
             for (int l = 0; l < n_libs; ++l) {
                 size_t out = 0;
+                if (evict) {
+                    memset(evict, r + l, cold);
+                    for (size_t i = 0; i < cold; i += 64) sink += evict[i];
+                }
                 const double t0 = now();
                 const int rc = mode == 'd' ? decompress[l](z[l], zn[l], back, n, &out, 1)
                                            : compress[l](src, n, z[l], cap, &zn[l], &p[l]);
@@ -91,6 +100,6 @@ int main(int argc, char** argv) {
     }
     for (int l = 0; l < n_libs; ++l)
         printf("%-40s fastest %8.1f MB/s  median %8.1f MB/s\n", argv[3 + l], bytes / fastest[l] / 1e6, bytes / median[l] / 1e6);
-    free(t);
+    free(t), free(evict);
     return 0;
 }
