@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "byte_transpose.hpp"
@@ -50,14 +51,20 @@ struct PlaneCounts {
 constexpr size_t kDenseCells = 1024;  // 5-bit values' pairs
 constexpr unsigned kDenseTables = 4;
 
+// The byte pairs' counts are 16-bit: half the table (128 KB) to bring into the cache, once per
+// chunk, and 2 % of the trained and random quantised files' compression (duel, warm and cold). A
+// sample has at most 65,536 pairs, so a count wraps (to 0) only where every pair is that one
+// cell, the only cell used: its count is then all the pairs.
+static_assert(kRowEstimateBlocks * kElems <= 65536);
+
 // count_plane's buffers, one set per thread for every instantiation (the calls never overlap).
 struct CountScratch {
-    struct PairTable {
-        uint32_t cells[256 * 256];  // zero between calls
+    struct BytePairTable {
+        uint16_t cells[256 * 256];  // zero between calls
     };
     Bytes syms;
     std::vector<uint32_t, DefaultInitAllocator<uint32_t>> used;  // (written before read)
-    std::unique_ptr<PairTable, LargeTableDeleter> pairs;        // made at the first plane of bytes
+    std::unique_ptr<BytePairTable, LargeTableDeleter> byte_pairs;  // made at the first plane of bytes
 };
 CountScratch& count_scratch() {
     thread_local CountScratch scratch;
@@ -82,39 +89,40 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     uint32_t dense_pairs[kDenseTables * kDenseCells];
     syms.resize(sampled * kElems);
     if (dense) std::fill(dense_pairs, dense_pairs + kDenseTables * cells, 0u);
-    else if (!scratch.pairs) scratch.pairs = make_large_table<CountScratch::PairTable>();
+    else if (!scratch.byte_pairs) scratch.byte_pairs = make_large_table<CountScratch::BytePairTable>();
     if (used_cells.size() < std::max(sampled * kElems, cells)) used_cells.resize(std::max(sampled * kElems, cells));
     uint32_t* const used = used_cells.data();
     size_t n_used = 0;
     unsigned k = 0;
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
-    uint32_t* const table_of_pairs = dense ? dense_pairs : scratch.pairs->cells;
+    uint16_t* const byte_pairs = dense ? nullptr : scratch.byte_pairs->cells;
+    const size_t n_pairs = (sampled - std::min(sampled, size_t{cols})) * k;
     for (size_t i = cols; i < sampled; ++i) {
         const uint8_t* const s = &syms[i * kElems];
         const uint8_t* const up = s - cols * kElems;
         if (dense) {
-            for (unsigned j = 0; j < k; ++j) ++table_of_pairs[(j % kDenseTables) * cells + uint32_t(up[j]) * alphabet + s[j]];
+            for (unsigned j = 0; j < k; ++j) ++dense_pairs[(j % kDenseTables) * cells + uint32_t(up[j]) * alphabet + s[j]];
             continue;
         }
         for (unsigned j = 0; j < k; ++j) {  // (no branch: whether a cell is new is a coin toss)
             const uint32_t cell = uint32_t(up[j]) * alphabet + s[j];
             used[n_used] = cell;
-            n_used += table_of_pairs[cell]++ == 0;
+            n_used += byte_pairs[cell]++ == 0;
         }
     }
     if (dense)
         for (uint32_t cell = 0; cell < cells; ++cell) {
-            for (unsigned t = 1; t < kDenseTables; ++t) table_of_pairs[cell] += table_of_pairs[t * cells + cell];
-            used[n_used] = cell, n_used += table_of_pairs[cell] != 0;
+            for (unsigned t = 1; t < kDenseTables; ++t) dense_pairs[cell] += dense_pairs[t * cells + cell];
+            used[n_used] = cell, n_used += dense_pairs[cell] != 0;
         }
     PlaneCounts c;
     std::vector<uint32_t> single(alphabet, 0), context(alphabet, 0);
     const double* const table = klogk_table();
     for (size_t u = 0; u < n_used; ++u) {
         const uint32_t p = used[u];
-        const uint32_t count = table_of_pairs[p];
+        const uint32_t count = dense ? std::exchange(dense_pairs[p], 0u)
+                                     : n_used == 1 ? (byte_pairs[p] = 0, uint32_t(n_pairs)) : std::exchange(byte_pairs[p], uint16_t{0});
         c.h1 -= klogk(table, count), ++c.used_pairs, single[p % alphabet] += count, context[p / alphabet] += count;
-        table_of_pairs[p] = 0;
     }
     for (unsigned a = 0; a < alphabet; ++a)
         c.total += single[a], c.h1 += klogk(table, context[a]), c.used += single[a] != 0, c.contexts += context[a] != 0;
