@@ -220,6 +220,59 @@ TEST_CASE("every registered codec declares sample specs that parse", "[codec]") 
     }
 }
 
+// parse_alternatives remembers its parses: asked again, for shapes that differ in one field at a
+// time, it must give what a fresh parse gives (a shape field missing from what it remembers by
+// would hand one shape's parameters to another).
+TEST_CASE("remembered parses are the parses of their own spec and shape", "[codec]") {
+    std::vector<DataShape> variants = shapes();
+    DataShape records = variants[4];  // q8_0 rows, three to a record after a 12-byte head
+    records.record_bytes = 12 + records.row_bytes * 3, records.record_head = 12;
+    variants.push_back(records);
+    // Each field changed alone, from the f16, q8_0 and record shapes.
+    for (const DataShape& base : {variants[1], variants[4], records}) {
+        DataShape v = base;
+        v.row_bytes *= 2, v.record_bytes = v.record_bytes ? v.record_head + v.row_bytes * 3 : 0;
+        variants.push_back(v);
+        v = base, v.keep_bytes = base.row_bytes / 2;
+        variants.push_back(v);
+        v = base, v.transposed = !base.transposed;
+        variants.push_back(v);
+        v = base, v.block_head = base.block_head + 2;
+        variants.push_back(v);
+        v = base, v.elem_bytes = base.elem_bytes * 2;
+        variants.push_back(v);
+        v = base, v.kind = base.kind == ElemKind::F16 ? ElemKind::BF16 : ElemKind::Bytes;
+        variants.push_back(v);
+        v = base, v.record_head = base.record_head ? base.record_head + 4 : 0;
+        variants.push_back(v);
+        v = base, v.record_bytes = base.record_bytes ? base.record_head + base.row_bytes * 4 : 0;
+        variants.push_back(v);
+    }
+    std::vector<std::string> specs = pipelines();
+    specs.push_back("planes:rm(top=zstd:1,rest=rans:0)|trim+planes(all=zstd:1)");
+    for (int round = 0; round < 2; ++round)
+        for (const auto& spec : specs)
+            for (const auto& shape : variants) {
+                INFO("spec " << spec << ", round " << round);
+                std::vector<Pipeline> fresh;
+                try {
+                    for (const auto& alt : split_top_level(spec, '|')) fresh.push_back(parse_pipeline(alt, shape));
+                } catch (const Error&) {
+                    CHECK_THROWS_AS(parse_alternatives(spec, shape), Error);
+                    continue;
+                }
+                const std::vector<Pipeline> got = parse_alternatives(spec, shape);
+                REQUIRE(got.size() == fresh.size());
+                for (size_t a = 0; a < got.size(); ++a) {
+                    REQUIRE(got[a].stages.size() == fresh[a].stages.size());
+                    for (size_t i = 0; i < got[a].stages.size(); ++i) {
+                        CHECK(got[a].stages[i].codec == fresh[a].stages[i].codec);
+                        CHECK(got[a].stages[i].params == fresh[a].stages[i].params);
+                    }
+                }
+            }
+}
+
 // The reader rejects a stage whose sizes break Codec::max_encoded_size / max_decoded_size, so
 // these bounds must hold for everything the encoders produce, including the extreme inputs.
 TEST_CASE("every codec's declared size bounds hold for its own output", "[codec]") {
