@@ -134,8 +134,8 @@ public:
         return in_pos;
     }
     // Small blocks (token lists) through a decoder kept per thread, as encode_kept: set up anew per
-    // block, its probability tables and dictionary were allocated and freed each time (6 % of a
-    // small file's decompression). liblzma re-initialises a kept decoder to a fresh one's state.
+    // block, its probability tables and dictionary were allocated and freed each time. liblzma
+    // re-initialises a kept decoder to a fresh one's state.
     static size_t decode_kept(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t out_size) {
         thread_local KeptStream kept;
         lzma_stream& strm = kept.strm;
