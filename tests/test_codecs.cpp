@@ -332,6 +332,35 @@ TEST_CASE("lzma codes a small block to the same bytes whatever the thread's enco
     CHECK(code(small, p6) == first);
 }
 
+TEST_CASE("lzma's kept decoder refuses a small block cut short, padded or of another size", "[codec]") {
+    // Small blocks share a decoder kept per thread: a block that fails must not change how the
+    // next one decodes, and a block's exact length and size are still checked.
+    const Codec* lzma = find_codec("lzma");
+    REQUIRE(lzma);
+    const Bytes params = lzma->make_params({"1"}, DataShape{});
+    Bytes small = stztest::random_bytes(3000, 31);
+    for (auto& b : small) b %= 5;
+    Bytes coded;
+    lzma->encode(small, params, coded);
+    auto decodes = [&](const Bytes& block, size_t size) {
+        Bytes back;
+        lzma->decode(block, params, size, back);
+        return back == small;
+    };
+    CHECK(decodes(coded, small.size()));
+    for (size_t cut : {size_t{1}, size_t{2}, coded.size() / 2}) {
+        const Bytes shorter(coded.begin(), coded.end() - static_cast<ptrdiff_t>(cut));
+        CHECK_THROWS_AS(decodes(shorter, small.size()), Error);
+        CHECK(decodes(coded, small.size()));
+    }
+    Bytes padded = coded;
+    padded.push_back(0);
+    CHECK_THROWS_AS(decodes(padded, small.size()), Error);
+    CHECK_THROWS_AS(decodes(coded, small.size() - 1), Error);
+    CHECK_THROWS_AS(decodes(coded, small.size() + 1), Error);
+    CHECK(decodes(coded, small.size()));
+}
+
 TEST_CASE("lzma's literal model: parsed, validated, and not needed to decode", "[codec]") {
     const Codec* lzma = find_codec("lzma");
     REQUIRE(lzma);

@@ -98,16 +98,26 @@ public:
     // encoder to the same state as a fresh one (the same bytes) and reuses its memory when the
     // dictionary is the same size. Large dictionaries are not kept (their memory would stay).
     static size_t encode_kept(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t cap) {
+        lzma_ret r;
+        const lzma_stream& strm = run_kept<true>(filters, in, dst, cap, r);
+        if (r != LZMA_STREAM_END) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
+        return cap - strm.avail_out;
+    }
+    // `in` through the stream kept per thread for this direction, set up anew for `filters`, into
+    // dst[0, cap) with LZMA_FINISH until it ends, fails or fills dst; `r` gets what lzma_code said
+    // last (a decoder short of input stops with an error: liblzma reports a call that cannot
+    // progress).
+    template <bool Encoder>
+    static const lzma_stream& run_kept(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t cap, lzma_ret& r) {
         thread_local KeptStream kept;
         lzma_stream& strm = kept.strm;
-        lzma_ret r = lzma_raw_encoder(&strm, filters);
-        if (r != LZMA_OK) throw Error("lzma: encoder setup failed (" + std::to_string(r) + ")");
+        r = Encoder ? lzma_raw_encoder(&strm, filters) : lzma_raw_decoder(&strm, filters);
+        if (r != LZMA_OK) throw Error("lzma: setup failed (" + std::to_string(r) + ")");
         strm.next_in = in.data(), strm.avail_in = in.size();
         strm.next_out = dst, strm.avail_out = cap;
         do r = lzma_code(&strm, LZMA_FINISH);
         while (r == LZMA_OK && strm.avail_out);
-        if (r != LZMA_STREAM_END) throw Error("lzma: compression failed (" + std::to_string(r) + ")");
-        return cap - strm.avail_out;
+        return strm;
     }
     void decode(ByteSpan in, ByteSpan params, size_t out_size, Bytes& out) const override {
         check_params(params);
@@ -134,18 +144,12 @@ public:
         return in_pos;
     }
     // Small blocks (token lists) through a decoder kept per thread, as encode_kept: set up anew per
-    // block, its probability tables and dictionary were allocated and freed each time. liblzma
-    // re-initialises a kept decoder to a fresh one's state.
+    // block, its probability tables and dictionary were allocated and freed each time.
     static size_t decode_kept(const lzma_filter* filters, ByteSpan in, uint8_t* dst, size_t out_size) {
-        thread_local KeptStream kept;
-        lzma_stream& strm = kept.strm;
-        lzma_ret r = lzma_raw_decoder(&strm, filters);
-        if (r != LZMA_OK) throw Error("lzma: decoder setup failed (" + std::to_string(r) + ")");
-        strm.next_in = in.data(), strm.avail_in = in.size();
-        strm.next_out = dst, strm.avail_out = out_size;
-        do r = lzma_code(&strm, LZMA_FINISH);
-        while (r == LZMA_OK && strm.avail_out && strm.avail_in);
-        if ((r != LZMA_OK && r != LZMA_STREAM_END) || strm.avail_out) throw Error("lzma: corrupt block");
+        lzma_ret r;
+        const lzma_stream& strm = run_kept<false>(filters, in, dst, out_size, r);
+        // (Its end mark too: the encoder always writes one, and lzma_raw_buffer_decode asks for it.)
+        if (r != LZMA_STREAM_END || strm.avail_out) throw Error("lzma: corrupt block");
         return in.size() - strm.avail_in;
     }
     std::string describe(ByteSpan params) const override {
