@@ -84,4 +84,12 @@ struct ZstdDCtx {
     ZstdDCtx& operator=(const ZstdDCtx&) = delete;
 };
 
+// The thread's decompression context with zstd's default parameters, for one-shot decoding of
+// whole frames (ZSTD_decompressDCtx; none runs inside another): the zstd codec's chunks and the
+// container's header. One per thread, not one per caller: each holds ~100 KB.
+inline ZSTD_DCtx* thread_dctx() {
+    thread_local ZstdDCtx ctx;
+    return ctx.d;
+}
+
 }  // namespace stz

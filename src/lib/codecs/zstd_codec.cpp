@@ -63,8 +63,7 @@ public:
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
         check_params(params);
         check_frame_holds(in, out_size);
-        thread_local ZstdDCtx ctx;
-        size_t n = ZSTD_decompressDCtx(ctx.d, dst, out_size, in.data(), in.size());
+        size_t n = ZSTD_decompressDCtx(thread_dctx(), dst, out_size, in.data(), in.size());
         if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
         if (n != out_size) throw Error("zstd: decoded size does not match");
     }

@@ -121,10 +121,9 @@ Bytes decompress_header_body(ByteSpan frame, uint64_t raw, uint64_t base) {
     unsigned long long bound = ZSTD_decompressBound(frame.data(), frame.size());
     if (content != raw || bound == ZSTD_CONTENTSIZE_ERROR || bound < raw) throw DataError("corrupt header", base);
     Bytes unpacked(raw);
-    // One context per thread: ZSTD_decompress makes and frees one (~100 KB) per call, which was
-    // 6 % of a small file's decompression through the C API (which reads the header twice).
-    thread_local ZstdDCtx ctx;
-    size_t n = ZSTD_decompressDCtx(ctx.d, unpacked.data(), raw, frame.data(), frame.size());
+    // The thread's context: ZSTD_decompress makes and frees one (~100 KB) per call, which was 6 %
+    // of a small file's decompression through the C API (which reads the header twice).
+    size_t n = ZSTD_decompressDCtx(thread_dctx(), unpacked.data(), raw, frame.data(), frame.size());
     if (ZSTD_isError(n) || n != raw) throw DataError("corrupt header", base);
     return unpacked;
 }
