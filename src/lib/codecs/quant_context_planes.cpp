@@ -120,8 +120,9 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     const double* const table = klogk_table();
     for (size_t u = 0; u < n_used; ++u) {
         const uint32_t p = used[u];
+        // (A byte pair's count that wrapped is the only cell's: all the pairs.)
         const uint32_t count = dense ? std::exchange(dense_pairs[p], 0u)
-                                     : n_used == 1 ? (byte_pairs[p] = 0, uint32_t(n_pairs)) : std::exchange(byte_pairs[p], uint16_t{0});
+                                     : std::max<uint32_t>(std::exchange(byte_pairs[p], uint16_t{0}), n_used == 1 ? n_pairs : 0);
         c.h1 -= klogk(table, count), ++c.used_pairs, single[p % alphabet] += count, context[p / alphabet] += count;
     }
     for (unsigned a = 0; a < alphabet; ++a)
