@@ -1,7 +1,8 @@
 // rans: static order-0 / order-1 rANS (htscodecs' rANS 4x16 with 32-way interleave, "X32"),
 // for byte planes whose histogram is skewed (the sign/exponent byte of floats, quant scales).
 // Output: a mode byte (0 = stored, 1 = htscodecs stream), then the bytes. An order-1 stream may
-// have grouped contexts (kRansOrderGrouped, rans_order1_decoder.hpp): statezip's own form of it.
+// have grouped contexts (kRansOrderGrouped, rans_order1_decoder.hpp), a large order-0 plane be in
+// two halves (rans_order0_halves.hpp): statezip's own forms of them.
 //
 // htscodecs 1.3.0 (Debian 12) has defects fixed upstream later; each is guarded here:
 //  - SSE4 order-1 decoder mis-decodes valid streams: the SSE4 kernels are never allowed

@@ -42,7 +42,8 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
 // A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream of
 // statezip's own form (rans_order1_form.hpp: grouped contexts where they are smaller, a plane in
 // two halves from kTwoHalvesMinBytes), which rans_encode_stream and rans_encode_order1_if write,
-// and which only statezip decodes (a release before it rejects the flag).
+// or, with order 0, a plane in two halves from order0_halves::kMinBytes (rans_order0_halves.hpp),
+// which rans_encode_stream writes; only statezip decodes them (a release before a form rejects it).
 inline constexpr int kRansOrderGrouped = 0x02;
 
 // Planes up to this size are judged on every pair (the order-1 encoder's own counts: free when

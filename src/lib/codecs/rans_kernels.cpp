@@ -9,6 +9,7 @@
 // the kernel picked once per mask. Anything else (small inputs, other flags, a library built
 // without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
 #include "rans_codec.hpp"
+#include "rans_order0_halves.hpp"
 #include "rans_order1_decoder.hpp"
 #include "rans_order1_encoder.hpp"
 #include "uint7.hpp"
@@ -19,8 +20,6 @@
 #include <atomic>
 
 extern "C" {
-using RansEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*);
-using RansDecodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int);
 #define STZ_RANS_KERNEL(name, type) __attribute__((weak)) unsigned char* name(unsigned char*, unsigned int, unsigned char*, type);
 STZ_RANS_KERNEL(rans_compress_O0_32x16, unsigned int*)
 STZ_RANS_KERNEL(rans_compress_O1_32x16, unsigned int*)
@@ -55,6 +54,7 @@ struct KernelPair {
     SmallEncodeKernel encode_small = nullptr;  // statezip's order-1 encoder (rans_order1_encoder.hpp)
     RansDecodeKernel decode_small = nullptr;
     RansDecodeKernel decode_grouped = nullptr;
+    bool decode_in_pairs = false;  // order 0 in two halves: both halves' lanes stepped together
 };
 // statezip's order-1 encoder writes the library's bytes with a fraction of its set-up, and its
 // loop is faster too (best of 20, AVX-512, against the library's AVX-512 encoder on the same
@@ -109,6 +109,7 @@ KernelSet kernels_for(int mask) {
     }
     if (avx512 && (mask & RANS_CPU_DEC_AVX512))
         k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
+    k.order[0].decode_in_pairs = avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order0_pairs_available();
     // Order 1 of small planes by statezip's own decoder, in the widest form allowed: the same
     // bytes (rans_order1_decoder.cpp).
     if (avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order1_avx512_available())
@@ -162,6 +163,17 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
     const KernelPair& k = kernels().order[flags & 1];
     if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxUint7Bytes)
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
+    // Order 0 from kMinBytes: the plane in two halves (rans_order0_halves.hpp), else one stream.
+    if (!(flags & 1) && rans_order0_halves_pay(in, n)) {
+        unsigned size = *out_size;
+        if (frame_x32(out, &size, n, flags, [&](uint8_t* body, unsigned* room) {
+                return rans_order0_encode_halves(in, n, body, room, k.encode);
+            })) {
+            out[0] |= kRansOrderGrouped;
+            *out_size = size;
+            return true;
+        }
+    }
     if (!k.encode_small || n > kSmallEncodeBytes)
         return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return k.encode(in, n, body, size) != nullptr; });
     int stream_form = 0;
@@ -201,10 +213,20 @@ RansDecodeKernel decoder_for(int flags, unsigned out_size) {
     if (!k.decode) return nullptr;
     return k.decode_small && out_size <= kSmallDecodeBytes ? k.decode_small : k.decode;
 }
+// An order-0 plane in two halves: the flags byte, the size, the halves (rans_order0_halves.hpp).
+bool decode_order0_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
+    uint32_t size = 0;
+    const unsigned size_bytes = get_uint7(in + 1, in_size - 1, size);
+    if (!size_bytes || size != out_size) return false;
+    const KernelPair& k = kernels().order[0];
+    const unsigned header = 1 + size_bytes;
+    return rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
+}
 }  // namespace
 
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
     const int flags = in_size ? in[0] : -1;
+    if (flags == (RANS_ORDER_X32 | kRansOrderGrouped)) return decode_order0_halves(in, in_size, out, out_size);
     const RansDecodeKernel decode = decoder_for(flags, out_size);
     unsigned size = 0;
     const unsigned size_bytes = decode ? get_uint7(in + 1, in_size - 1, size) : 0;

@@ -35,7 +35,7 @@
 #include "byte_transpose.hpp"
 #include "rans_order1_form.hpp"
 #include "rans_order1_lanes.hpp"
-#include "uint7.hpp"
+#include "rans_symbol_list.hpp"
 
 extern "C" {
 __attribute__((weak)) unsigned char* rans_uncompress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
@@ -52,40 +52,6 @@ constexpr int kMaxShift = 12;
 // A packed table larger than this is no table the library writes (256 contexts x 256 frequencies of
 // at most two bytes, plus the symbol list: about 130 KB).
 constexpr uint32_t kMaxTableBytes = 1u << 20;
-
-// A uint7 at `p` (uint7.hpp), `p` moved past it.
-bool read_uint7(const uint8_t*& p, const uint8_t* end, uint32_t& v) {
-    const unsigned n = get_uint7(p, static_cast<size_t>(end - p), v);
-    p += n;
-    return n != 0;
-}
-
-// The symbols in ascending order (a symbol listed twice counts once, as in the library).
-bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<uint8_t, 256>& list, int& count) {
-    if (p >= end) return false;
-    std::array<bool, 256> present{};
-    int sym = *p++, run = 0;
-    do {
-        present[sym] = true;
-        if (run) {
-            --run;
-            if (++sym > 255) return false;
-        } else {
-            if (p >= end) return false;
-            if (*p == sym + 1) {
-                sym = *p++;
-                if (p >= end) return false;
-                run = *p++;
-            } else {
-                sym = *p++;
-            }
-        }
-    } while (sym);
-    count = 0;
-    for (int i = 0; i < 256; ++i)
-        if (present[i]) list[count++] = static_cast<uint8_t>(i);
-    return true;
-}
 
 // Slot entries: (frequency - 1) << (shift + 8) | the slot's offset within its symbol << 8 | the
 // symbol. A table of 256 rows of 1 << shift entries, kept per thread (4 MiB), zeroed once: a row no

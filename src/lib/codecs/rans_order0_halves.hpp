@@ -1,0 +1,51 @@
+// statezip's own form of an order-0 X32 rANS stream: a plane in two halves, each half an
+// htscodecs order-0 X32 stream of its own (rans_order0_halves.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace stz {
+
+// htscodecs' kernels: the kernel part of an X32 stream (no flags byte, no size) from n bytes,
+// and back into exactly n bytes.
+using RansEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*);
+using RansDecodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int);
+
+namespace order0_halves {
+
+// Planes from this size are written in two halves: the second half's frequency table (~150-400
+// bytes) costs under 0.3 % of such a plane's stream, and the decoder steps both halves' lanes
+// together, 1.3-1.5x as fast as one stream's (whose 32 lanes wait on their gathers' latency).
+constexpr size_t kMinBytes = 128u << 10;
+
+// The first half of an n-byte plane: its whole steps of 32 lanes in n / 2; the second half has
+// as many steps or one more, then the n mod 32 bytes left.
+constexpr size_t first_half_bytes(size_t n) { return 32 * (n / 64); }
+
+}  // namespace order0_halves
+
+// Whether an order-0 plane of n bytes is written in two halves: from kMinBytes, unless all its
+// bytes are one value (its stream then decodes to a fill, and two halves would only add a table
+// and 32 states).
+bool rans_order0_halves_pay(const uint8_t* in, size_t n);
+
+// The body of the form (what follows the flags byte and the size): a uint7 L, then L bytes, the
+// kernel part of the first half's stream (the plane's first first_half_bytes(n) bytes), then
+// the kernel part of the second half's stream (the rest). `encode` codes each half; `*out_size`
+// is the room at `out`, then the body's length. False if a half's stream could not be written
+// or would not be smaller than the half. `in` needs the kernels' slack.
+bool rans_order0_encode_halves(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, RansEncodeKernel encode);
+
+// Whether this CPU steps both halves together (AVX-512 with VBMI2's word expansion).
+bool rans_order0_pairs_available();
+// The body above into exactly n bytes at `out`: with `in_pairs`, both halves' lanes stepped
+// together (only where rans_order0_pairs_available); else each half by `decode_half` (a library
+// kernel), or, null, by statezip's own lanes one at a time. The same bytes as the library's
+// decoders for every body rans_order0_encode_halves writes. False if the body is malformed.
+// Reads no byte outside `in` and writes none outside `out` except through `decode_half` (the
+// library's kernels read a little past their input: the caller's slack).
+bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned n, bool in_pairs,
+                               RansDecodeKernel decode_half);
+
+}  // namespace stz
