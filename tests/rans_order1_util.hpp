@@ -99,4 +99,19 @@ inline Bytes library_stream(const Bytes& in, size_t& kernel_at) {
     return out;
 }
 
+// `rounds` damaged copies of `stream`, each handed to `decode` (which must refuse it or decode
+// garbage inside its buffers): one to four bit flips at or after byte `from`, and every third copy
+// cut short there too. The same copies for the same seed.
+template <class Decode>
+void for_each_damaged(const Bytes& stream, size_t from, int rounds, Decode&& decode, uint64_t seed = 5) {
+    std::mt19937_64 g(seed);
+    for (int round = 0; round < rounds; ++round) {
+        Bytes bad = stream;
+        for (int flips = 1 + static_cast<int>(g() % 4); flips > 0; --flips)
+            bad[from + g() % (bad.size() - from)] ^= static_cast<uint8_t>(1u << (g() % 8));
+        if (round % 3 == 0) bad.resize(from + g() % (bad.size() - from));
+        decode(bad);
+    }
+}
+
 }  // namespace stztest

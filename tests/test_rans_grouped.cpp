@@ -110,14 +110,9 @@ Bytes read_fixture(const char* path) {
 // byte, decoded under every mask: refused or garbage, and ASan checks the bounds; then the
 // undamaged stream still decodes (nothing of a damaged stream's table reaches the next one).
 void flip_bits(const Bytes& stream, const Bytes& in, unsigned from, const std::vector<int>& masks) {
-    std::mt19937_64 g(5);
-    for (int round = 0; round < 300; ++round) {
-        Bytes bad = stream;
-        for (int flips = 1 + static_cast<int>(g() % 4); flips > 0; --flips)
-            bad[from + g() % (bad.size() - from)] ^= static_cast<uint8_t>(1u << (g() % 8));
-        if (round % 3 == 0) bad.resize(from + g() % (bad.size() - from));
+    stztest::for_each_damaged(stream, from, 300, [&](const Bytes& bad) {
         for (int mask : masks) (void)decoded_under(mask, bad, in.size());
-    }
+    });
     for (int mask : masks) CHECK(decoded_under(mask, stream, in.size()) == in);
 }
 

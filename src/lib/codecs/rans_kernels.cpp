@@ -213,29 +213,25 @@ RansDecodeKernel decoder_for(int flags, unsigned out_size) {
     if (!k.decode) return nullptr;
     return k.decode_small && out_size <= kSmallDecodeBytes ? k.decode_small : k.decode;
 }
-// An order-0 plane in two halves: the flags byte, the size, the halves (rans_order0_halves.hpp).
-bool decode_order0_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
-    uint32_t size = 0;
-    const unsigned size_bytes = get_uint7(in + 1, in_size - 1, size);
-    if (!size_bytes || size != out_size) return false;
-    const KernelPair& k = kernels().order[0];
-    const unsigned header = 1 + size_bytes;
-    return rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
-}
 }  // namespace
 
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
     const int flags = in_size ? in[0] : -1;
-    if (flags == (RANS_ORDER_X32 | kRansOrderGrouped)) return decode_order0_halves(in, in_size, out, out_size);
-    const RansDecodeKernel decode = decoder_for(flags, out_size);
     unsigned size = 0;
-    const unsigned size_bytes = decode ? get_uint7(in + 1, in_size - 1, size) : 0;
-    if (!size_bytes || size != out_size || 1 + size_bytes >= in_size) {
+    const unsigned size_bytes = in_size ? get_uint7(in + 1, in_size - 1, size) : 0;
+    const bool framed = size_bytes && size == out_size && 1 + size_bytes < in_size;
+    const unsigned header = 1 + size_bytes;
+    // An order-0 plane in two halves (rans_order0_halves.hpp): the halves after the size.
+    if (flags == (RANS_ORDER_X32 | kRansOrderGrouped)) {
+        const KernelPair& k = kernels().order[0];
+        return framed && rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
+    }
+    const RansDecodeKernel decode = decoder_for(flags, out_size);
+    if (!decode || !framed) {
         if (flags >= 0 && (flags & kRansOrderGrouped)) return false;  // statezip's own: never the library's
         unsigned got = out_size;
         return rans_uncompress_to_4x16(in, in_size, out, &got) == out && got == out_size;
     }
-    const unsigned header = 1 + size_bytes;
     return decode(in + header, in_size - header, out, out_size) == out;
 }
 

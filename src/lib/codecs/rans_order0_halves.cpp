@@ -50,15 +50,15 @@ struct Half {
     alignas(64) uint8_t tail[2 * kWordsAhead];
 };
 
-// Two tables of 4096 slots per thread (and the fill's overrun): kept, not rebuilt per call.
-uint32_t* half_tables() {
-    struct Tables {
-        uint32_t slots[2][kSlots + order1::kFillOverrun];
-    };
-    thread_local const auto tables = make_large_table<Tables>();
-    return tables->slots[0];
+// The halves' tables of 4096 slots (and the fill's overrun), one pair per thread: kept, not
+// allocated per call.
+struct HalfTables {
+    uint32_t slots[2][kSlots + order1::kFillOverrun];
+};
+HalfTables& half_tables() {
+    thread_local const auto tables = make_large_table<HalfTables>();
+    return *tables;
 }
-constexpr size_t kTableStride = kSlots + order1::kFillOverrun;
 
 // A half's frequency table and states, as the library reads them; false where it refuses.
 bool open_half(const uint8_t* in, size_t in_size, Half& h, order1::FillFn fill) {
@@ -180,7 +180,8 @@ bool decode_own(const uint8_t* a_in, size_t a_size, const uint8_t* b_in, size_t 
                 bool in_pairs) {
     const size_t na = order0_halves::first_half_bytes(n);
     Half a, b;
-    a.table = half_tables(), b.table = a.table + kTableStride;
+    HalfTables& tables = half_tables();
+    a.table = tables.slots[0], b.table = tables.slots[1];
 #if defined(__x86_64__)
     const order1::FillFn fill = in_pairs ? order1::fill_row_avx512 : order1::fill_row_scalar;
 #else

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "rans_order1_form.hpp"
+
 namespace stz {
 
 // htscodecs' kernels: the kernel part of an X32 stream (no flags byte, no size) from n bytes,
@@ -19,9 +21,10 @@ namespace order0_halves {
 // together, 1.3-1.5x as fast as one stream's (whose 32 lanes wait on their gathers' latency).
 constexpr size_t kMinBytes = 128u << 10;
 
-// The first half of an n-byte plane: its whole steps of 32 lanes in n / 2; the second half has
-// as many steps or one more, then the n mod 32 bytes left.
-constexpr size_t first_half_bytes(size_t n) { return 32 * (n / 64); }
+// The first half of an n-byte plane: the split of an order-1 plane in two halves (its whole
+// steps of 32 lanes in n / 2; the second half has as many steps or one more, then the n mod 32
+// bytes left).
+using order1_form::first_half_bytes;
 
 }  // namespace order0_halves
 
