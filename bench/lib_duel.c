@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
         ++n_libs;
     }
     if (runs < 1 || a >= argc || n_libs == 0) return 2;
-    double fastest[kMaxLibs] = {0}, median[kMaxLibs] = {0}, bytes = 0;
+    double fastest[kMaxLibs] = {0}, median[kMaxLibs] = {0}, bytes = 0, packed[kMaxLibs] = {0};
     double* t = malloc(sizeof(double) * (size_t)runs * n_libs);
     const size_t cold = getenv("COLD") ? (size_t)atol(getenv("COLD")) << 20 : 0;
     unsigned char* evict = cold ? malloc(cold) : NULL;
@@ -94,12 +94,14 @@ int main(int argc, char** argv) {
         for (int l = 0; l < n_libs; ++l) {
             qsort(t + l * runs, runs, sizeof(double), by_value);
             fastest[l] += t[l * runs], median[l] += t[l * runs + runs / 2];
+            packed[l] += (double)zn[l];
             free(z[l]);
         }
         free(src), free(back);
     }
     for (int l = 0; l < n_libs; ++l)
-        printf("%-40s fastest %8.1f MB/s  median %8.1f MB/s\n", argv[3 + l], bytes / fastest[l] / 1e6, bytes / median[l] / 1e6);
+        printf("%-40s fastest %8.1f MB/s  median %8.1f MB/s  %.0f bytes\n", argv[3 + l], bytes / fastest[l] / 1e6,
+               bytes / median[l] / 1e6, packed[l]);
     free(t), free(evict);
     return 0;
 }

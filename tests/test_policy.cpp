@@ -44,12 +44,12 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, big)) == "dedup+planes:rm(top=rans:0,rest=bitpack)");
     CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100)) == "dedup+planes:rm(top=rans:0,rest=bitpack)");
     CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::F32, 100, true)) == "celldedup+planes:rm(top=rans:0,rest=bitpack)");
-    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(hi=rans:0,rest=zstd:1)");
-    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q8_0, big)) == "planes:rm(hi=rans:0,rest=zstd:1)");
-    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q4_0, small)) == "planes:rm(hi=rans:0,rest=zstd:1)");
+    CHECK(spec(Preset::Fast, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(hi=rans:0,rest=lzrans:1)");
+    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q8_0, big)) == "planes:rm(hi=rans:0,rest=lzrans:1)");
+    CHECK(spec(Preset::Fast, kv(K::KvKey, ElemType::Q4_0, small)) == "planes:rm(hi=rans:0,rest=lzrans:1)");
     // default: quant V keeps its own graph whatever the K rules around it say.
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=zstd:1)");
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=zstd:1)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 4000)) == "dedup+planes:rm(all=lzrans:1)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100)) == "dedup+planes:rm(all=lzrans:1)");
     // default: float V's top plane by order-0 rANS in storage order (f16's by zstd -1), the
     // mantissa bytes by order-0 rANS too (zstd -3's matches did not pay for their time).
     CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::F16, 100)) == "dedup+planes:rm(top=zstd:1,rest=rans:0)");
@@ -71,7 +71,7 @@ TEST_CASE("policy: the K/V graph of each preset and element type", "[plan]") {
     CHECK(spec(Preset::Default, small_q8k) == quant_k);
     CHECK(spec(Preset::Default, big_q8k, true) == quant_k);
     CHECK(spec(Preset::Default, small_q8k, true) == quant_k + "|planes(top=rans:1,q=zstd:6,rest=zstd:3)");
-    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100), true) == "dedup+planes:rm(all=zstd:1)");
+    CHECK(spec(Preset::Default, kv(K::KvValue, ElemType::Q8_0, 100), true) == "dedup+planes:rm(all=lzrans:1)");
     // Every graph above parses into alternatives the plan can run.
     for (Preset p : {Preset::Fast, Preset::Default, Preset::Max})
         for (const Section& s : {big_q8k, small_q8k, kv(K::KvValue, ElemType::BF16, 100, true)})

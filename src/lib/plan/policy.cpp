@@ -56,16 +56,16 @@ void parse_codec_option(const std::string& text, CodecChoice& choice) {
 // K/V (and recurrent-state) sections, by preset and element type. Measured on the real
 // corpus (bench/RESULTS.md; study: ../shared/docs/studies/entropy-coders.md):
 //  fast     byte planes in storage order, each coded on its own: the sign/exponent plane by
-//           zstd -1 (f16) or order-0 rANS (bf16, f32), quant planes by zstd -1 (the scale's high
-//           byte by order-0 rANS); the near-random low bytes of floats stored. Smaller than
-//           zstd -19.
+//           zstd -1 (f16) or order-0 rANS (bf16, f32), quant planes by lzrans (zstd -1 where
+//           a plane repeats, else order-0 rANS; the scale's high byte by order-0 rANS); the
+//           near-random low bytes of floats stored. Smaller than zstd -19.
 //  default  channel-major byte planes; only the sign/exponent byte (and quant scale high byte,
 //           quants of 4-bit blocks) is entropy coded, by static order-1 rANS; the near-random
 //           mantissa bytes are stored (bitpack: only their varying bits, so the low bits
 //           that a lossy mode zeroed cost nothing; on exact data it stores). V rows repeat
 //           (layer 0): dedup first; float V's top plane then by order-0 rANS in storage order
-//           (f16's by zstd -1), f16's mantissa byte too (quant V planes keep zstd for their
-//           matches: -1).
+//           (f16's by zstd -1), f16's mantissa byte too (quant V planes by zstd -1 where they
+//           repeat, else order-0 rANS: lzrans).
 //  max      per chunk the smallest of chanctx, byte planes + lzma -9e and the default's graph.
 constexpr uint64_t kSmallQuantKBytes = 64 << 10;
 
@@ -94,11 +94,13 @@ static KvPrefix kv_prefix(const Section& s) {
 // none: compression 1.32-1.35x -> 1.48-1.50x zstd:3's speed, decompression 1.53-1.59x ->
 // 1.55-1.63x, 0.06 % smaller; bf16 and f32 files compress 1.9-2.5x faster, decompress
 // 1.13-1.33x; quant files compress 3-19 % faster, decompress within noise). The quants and
-// the scale's low byte by zstd -1 (on the quants faster than rANS to compress, as fast to
-// decode; V rows repeat); the near-random low bytes of floats by bitpack.
+// the scale's low byte by lzrans: zstd -1 where a plane repeats (V rows of a conversation),
+// order-0 rANS elsewhere (the corpus folder: decompression 10.7 % faster, compression 4 %
+// slower, 0.04 % larger; its 22 quantised files decompress 20 % faster); the near-random low
+// bytes of floats by bitpack.
 static std::string fast_kv_graph(const Section& s, bool block) {
     const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
-    return block ? "planes:rm(hi=" + top + ",rest=zstd:1)" : "planes:rm(top=" + top + ",rest=bitpack)";
+    return block ? "planes:rm(hi=" + top + ",rest=lzrans:1)" : "planes:rm(top=" + top + ",rest=bitpack)";
 }
 
 // Max: per chunk the smallest of a context model (chanctx; qctx for quant K), lzma -9e on the
@@ -125,11 +127,15 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // say it pays (the quants of a trained model depend on their channel: on the corpus's
     // stories260K-hd32 files K is 16-30 % smaller than planes(top=rans:1,q=rans:1,rest=zstd:3)
     // for every block type; the random-weight model's K within 0.4 % of it); V in storage
-    // order, all by zstd (V rows repeat: zstd's matches; order-0 rANS instead lost 1-4 % on the
-    // trained hd32 files). The default's zstd -1, not -3: on the 26 quantised-type files of the
-    // corpus folders 20,581,507 bytes against 20,580,007 (+0.007 %), and their compression
-    // 0.80x -> 0.86x in-process zstd:3's speed (most of it on the near-random V of the
-    // random-weight model, where -3 searched for matches that are not there).
+    // order, each plane by zstd -1 where it repeats (a conversation's V rows: zstd's matches;
+    // order-0 rANS on every plane lost 1-4 % on the trained hd32 files), else by order-0 rANS
+    // (lzrans; its two-half kernel decodes a near-random plane faster than zstd's Huffman
+    // literals: the corpus's random-weight q8_0 files decompress 14-16 % faster, and the 22
+    // quantised files 10 %, for 0.07 % more bytes than zstd -1 on every plane). zstd -1, not
+    // -3: on the 26 quantised-type files of the corpus folders 20,581,507 bytes against
+    // 20,580,007 (+0.007 %), and their compression 0.80x -> 0.86x in-process zstd:3's speed
+    // (most of it on the near-random V of the random-weight model, where -3 searched for
+    // matches that are not there).
     // The default's quant K does not take the model per channel (qctx:planes: rANS planes):
     // on the corpus that model saved 0.2 % of the folder's bytes (3-7 % of the trained hd32
     // files' output, each still smaller than xz -9) for 5-7x the time of the rest of the file
@@ -137,7 +143,7 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // value's high bit lies apart from its nibble, in qh, where byte planes cannot relate
     // them): hd32 q5_0 77,306 bytes against the model's 75,071 and xz -9's 87,656, decoded
     // 7-8x faster (in-process zstd:3's speed 0.06x -> 0.45-0.50x). Max keeps the model for all.
-    if (block && value) graph = p == Preset::Default ? "planes:rm(all=zstd:1)" : "planes:rm(all=zstd:3)";
+    if (block && value) graph = p == Preset::Default ? "planes:rm(all=lzrans:1)" : "planes:rm(all=zstd:3)";
     else if (block) graph = p == Preset::Default ? "qctx:planes" : "qctx";
     else if (!value) graph = "planes(top=rans:1,rest=bitpack)";
     // V floats in storage order: as small as channel-major (f16 0.35 % smaller) and no transpose.
