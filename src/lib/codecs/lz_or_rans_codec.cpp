@@ -19,10 +19,11 @@ constexpr uint8_t kTagRans = 0, kTagZstd = 1;
 // The share of probes, in thousandths, that must repeat an earlier probe for zstd to be chosen.
 // On the corpus's quantised V planes (451 planes in 22 files), compressed both ways: planes with
 // no repeated probe were up to 7 % smaller by zstd -1 where small (5-7 KB; rANS's table of 256
-// symbols costs ~270 bytes more than zstd's Huffman weights) and 0.2 % where large, and up to
-// 24 % larger where they hold few values (a scale's high byte); planes from 2 per mille on were
-// 0.3-32 % smaller by zstd (a conversation's repeated turns). Chosen this way the 22 files'
-// V planes took 7,395,568 bytes; the smaller of the two for every plane, 7,370,807.
+// symbols costs ~270 bytes more than zstd's Huffman weights), at most 0.4 % from 100 KB, and up
+// to 19 % larger where they hold few values (a scale's high byte); planes from 2 per mille on
+// were 0.3-32 % smaller by zstd (a conversation's repeated turns). Chosen this way the planes
+// took 7,907,298 bytes (zstd -1 on every plane 7,896,581, order-0 rANS 7,935,577; the smaller
+// of the two for each plane 7,882,195).
 constexpr uint64_t kMinRepeatPermille = 2;
 // Probes start at every kProbeStride-th byte from the block's start: only repeats at a distance
 // that is a multiple of the stride are seen, which is where the rows of block and byte planes

@@ -95,8 +95,8 @@ static KvPrefix kv_prefix(const Section& s) {
 // 1.55-1.63x, 0.06 % smaller; bf16 and f32 files compress 1.9-2.5x faster, decompress
 // 1.13-1.33x; quant files compress 3-19 % faster, decompress within noise). The quants and
 // the scale's low byte by lzrans: zstd -1 where a plane repeats (V rows of a conversation),
-// order-0 rANS elsewhere (the corpus folder: decompression 10.7 % faster, compression 4 %
-// slower, 0.04 % larger; its 22 quantised files decompress 20 % faster); the near-random low
+// order-0 rANS elsewhere (the corpus folder: decompression 7-11 % faster, compression 3-4 %
+// slower, 0.04 % larger; its 22 quantised files decompress 11-20 % faster); the near-random low
 // bytes of floats by bitpack.
 static std::string fast_kv_graph(const Section& s, bool block) {
     const std::string top = s.type == ElemType::F16 ? "zstd:1" : "rans:0";
@@ -130,8 +130,8 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     // order, each plane by zstd -1 where it repeats (a conversation's V rows: zstd's matches;
     // order-0 rANS on every plane lost 1-4 % on the trained hd32 files), else by order-0 rANS
     // (lzrans; its two-half kernel decodes a near-random plane faster than zstd's Huffman
-    // literals: the corpus's random-weight q8_0 files decompress 14-16 % faster, and the 22
-    // quantised files 10 %, for 0.07 % more bytes than zstd -1 on every plane). zstd -1, not
+    // literals: the corpus's random-weight q8_0 files decompress 9-18 % faster, and the 22
+    // quantised files 8-11 %, for 0.06 % more bytes than zstd -1 on every plane). zstd -1, not
     // -3: on the 26 quantised-type files of the corpus folders 20,581,507 bytes against
     // 20,580,007 (+0.007 %), and their compression 0.80x -> 0.86x in-process zstd:3's speed
     // (most of it on the near-random V of the random-weight model, where -3 searched for
