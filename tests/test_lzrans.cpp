@@ -2,8 +2,6 @@
 // order-0 rANS, the first byte naming the coder. Which coder a block gets, the same bytes back
 // through every decode entry point, and damaged tags and bodies refused.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <iterator>
 #include <random>
 
 #include "codecs/codec.hpp"
@@ -149,16 +147,10 @@ const char* kKeptZstd = STATEZIP_TEST_DATA "/lzrans-zstd.block";
 Bytes kept_rans_input() { return random_values(50000, 40, 21); }
 Bytes kept_zstd_input() { return repeated(random_values(1000, 256, 22), 50000); }
 
-Bytes read_kept(const char* path) {
-    std::ifstream f(path, std::ios::binary);
-    REQUIRE(f);
-    return Bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 }  // namespace
 
 TEST_CASE("lzrans: the blocks kept in tests/data still decode", "[codec][lzrans][golden]") {
-    const Bytes r = read_kept(kKeptRans), z = read_kept(kKeptZstd);
+    const Bytes r = stztest::read_file(kKeptRans), z = stztest::read_file(kKeptZstd);
     const Bytes r_in = kept_rans_input(), z_in = kept_zstd_input();
     REQUIRE(r.size() > 2);
     REQUIRE(z.size() > 2);
