@@ -10,6 +10,7 @@
 // without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
 #include "rans_codec.hpp"
 #include "rans_order0_halves.hpp"
+#include "rans_order0_small.hpp"
 #include "rans_order1_decoder.hpp"
 #include "rans_order1_encoder.hpp"
 #include "uint7.hpp"
@@ -84,8 +85,8 @@ KernelSet kernels_for(int mask) {
     k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
     // statezip's order-1 coder one lane at a time where no vector form is allowed: streams with
     // grouped contexts are written and read on every CPU, and the same ones.
-    if (rans_order1_encoder_scalar_available()) k.order[1].encode_small = rans_order1_encode_if_scalar;
-    if (rans_order1_scalar_available()) k.order[1].decode_grouped = rans_order1_decode_grouped_scalar;
+    k.order[1].encode_small = rans_order1_encode_if_scalar;
+    k.order[1].decode_grouped = rans_order1_decode_grouped_scalar;
     if (avx2 && (mask & RANS_CPU_ENC_AVX2)) {
         k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
         if (rans_order1_encoder_avx2_available()) k.order[1].encode_small = rans_order1_encode_if_avx2;
@@ -143,7 +144,7 @@ const KernelSet& kernels() {
 // stream would not be smaller than the input (the wrapper would store it: RANS_ORDER_CAT).
 // `*out_size` (at least 1 + kMaxUint7Bytes) is the room, then the stream's length.
 template <class Body>
-bool frame_x32(uint8_t* out, unsigned* out_size, unsigned n, int flags, Body&& body) {
+bool frame_stream(uint8_t* out, unsigned* out_size, unsigned n, int flags, Body&& body) {
     out[0] = static_cast<uint8_t>(flags);
     const unsigned header = 1 + put_uint7(out + 1, n);
     unsigned size = *out_size - header;
@@ -161,12 +162,21 @@ void rans_select_cpu(int mask) {
 
 bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags) {
     const KernelPair& k = kernels().order[flags & 1];
+    // A small order-0 plane: the library's 4x16 stream (its wrapper drops X32 under kMinX32),
+    // by statezip's coder (rans_order0_small.hpp), which writes the same bytes.
+    if (n < kMinX32 && (flags & ~RANS_ORDER_X32) == 0 && *out_size >= 1 + kMaxUint7Bytes)
+        return frame_stream(out, out_size, n, 0, [&](uint8_t* body, unsigned* room) {
+            size_t size = *room;
+            const bool written = rans_order0_small_encode(in, n, body, &size);
+            *room = static_cast<unsigned>(size);
+            return written;
+        });
     if (n < kMinX32 || flags != (RANS_ORDER_X32 | (flags & 1)) || !k.encode || *out_size < 1 + kMaxUint7Bytes)
         return rans_compress_to_4x16(in, n, out, out_size, flags) != nullptr;
     // Order 0 from kMinBytes: the plane in two halves (rans_order0_halves.hpp), else one stream.
     if (!(flags & 1) && rans_order0_halves_pay(in, n)) {
         unsigned size = *out_size;
-        if (frame_x32(out, &size, n, flags, [&](uint8_t* body, unsigned* room) {
+        if (frame_stream(out, &size, n, flags, [&](uint8_t* body, unsigned* room) {
                 return rans_order0_encode_halves(in, n, body, room, k.encode);
             })) {
             out[0] |= kRansOrderGrouped;
@@ -175,9 +185,9 @@ bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_siz
         }
     }
     if (!k.encode_small || n > kSmallEncodeBytes)
-        return frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return k.encode(in, n, body, size) != nullptr; });
+        return frame_stream(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) { return k.encode(in, n, body, size) != nullptr; });
     int stream_form = 0;
-    const bool written = frame_x32(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) {
+    const bool written = frame_stream(out, out_size, n, flags, [&](uint8_t* body, unsigned* size) {
         return k.encode_small(in, n, body, size, nullptr, nullptr, &stream_form) != nullptr;
     });
     if (written && stream_form) out[0] |= kRansOrderGrouped;
@@ -195,7 +205,7 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
     }
     verdict = OrderVerdict::Order1;
     int stream_form = 0;
-    if (frame_x32(out, out_size, n, RANS_ORDER_X32 | 1, [&](uint8_t* body, unsigned* size) {
+    if (frame_stream(out, out_size, n, RANS_ORDER_X32 | 1, [&](uint8_t* body, unsigned* size) {
             return encode(in, n, body, size, test, &verdict, &stream_form) != nullptr;
         })) {
         if (stream_form) out[0] |= kRansOrderGrouped;
@@ -226,6 +236,8 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
         const KernelPair& k = kernels().order[0];
         return framed && rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
     }
+    // A small order-0 plane (the library's 4x16 stream): statezip's own decoder.
+    if (flags == 0 && framed) return rans_order0_small_decode(in + header, in_size - header, out, out_size);
     const RansDecodeKernel decode = decoder_for(flags, out_size);
     if (!decode || !framed) {
         if (flags >= 0 && (flags & kRansOrderGrouped)) return false;  // statezip's own: never the library's

@@ -65,23 +65,10 @@ bool open_half(const uint8_t* in, size_t in_size, Half& h, order1::FillFn fill) 
     if (in_size < 4 * kLanes) return false;
     const uint8_t* p = in;
     const uint8_t* const end = in + in_size;
-    std::array<uint8_t, 256> list, sym;
+    std::array<uint8_t, 256> sym;
     std::array<uint32_t, 256> freq;
-    int n_list = 0, k = 0;
-    if (!read_symbol_list(p, end, list, n_list)) return false;
-    uint64_t total = 0;
-    for (int i = 0; i < n_list; ++i) {
-        uint32_t f = 0;
-        if (!read_uint7(p, end, f)) return false;
-        if (f == 0) continue;
-        sym[k] = list[i], freq[k++] = f;
-        total += f;
-    }
-    if (total == 0 || total > kSlots) return false;
-    int scale = 0;
-    while ((total << scale) < kSlots) ++scale;
-    if ((total << scale) != kSlots) return false;
-    for (int i = 0; i < k; ++i) freq[i] <<= scale;
+    int k = 0;
+    if (!read_order0_table(p, end, sym, freq, k)) return false;
     h.single_symbol = k == 1 ? sym[0] : -1;
     if (k > 1) fill(h.table, sym.data(), freq.data(), k, kShift);
     if (end - p < 4 * kLanes) return false;

@@ -33,14 +33,10 @@
 #include <memory>
 
 #include "byte_transpose.hpp"
+#include "rans_order0_small.hpp"
 #include "rans_order1_form.hpp"
 #include "rans_order1_lanes.hpp"
 #include "rans_symbol_list.hpp"
-
-extern "C" {
-__attribute__((weak)) unsigned char* rans_uncompress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
-                                                             unsigned int);
-}
 
 namespace stz {
 namespace {
@@ -170,10 +166,8 @@ bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packe
     uint32_t table_bytes = 0, packed_bytes = 0;
     if (!read_uint7(p, end, table_bytes) || !read_uint7(p, end, packed_bytes)) return false;
     if (table_bytes > kMaxTableBytes || end - p <= 16 || packed_bytes >= size_t(end - p) - 16) return false;
-    Bytes unpacked(table_bytes + 64);  // the library's order-0 decoder may write a little past
-    if (!table_bytes || !rans_uncompress_O0_4x16 ||
-        !rans_uncompress_O0_4x16(const_cast<uint8_t*>(p), packed_bytes, unpacked.data(), table_bytes))
-        return false;
+    Bytes unpacked(table_bytes);
+    if (!table_bytes || !rans_order0_small_decode(p, packed_bytes, unpacked.data(), table_bytes)) return false;
     const uint8_t* t = unpacked.data();
     if (!read_table(t, t + table_bytes, shift, table, fill)) return false;
     p += packed_bytes;
@@ -222,13 +216,12 @@ unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* ou
 
 bool rans_order1_avx512_available() {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
 }
 bool rans_order1_avx2_available() {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && rans_uncompress_O0_4x16;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
-bool rans_order1_scalar_available() { return rans_uncompress_O0_4x16; }
 
 namespace {
 // The decoder in each form: its fill and its steps at both table precisions.

@@ -28,7 +28,6 @@ unsigned char* rans_order1_decode_avx2(unsigned char* in, unsigned int in_size, 
 // half's lanes (states and words), which decode out[0, 32 * (n / 64)), then the second half's,
 // which decode the rest, each half as the 32 lanes of a stream of its own over the one table
 // (s = 0 allowed there: rows of single symbols). Decoded only here; the scalar form on any CPU.
-bool rans_order1_scalar_available();
 unsigned char* rans_order1_decode_grouped_avx512(unsigned char* in, unsigned int in_size, unsigned char* out,
                                                  unsigned int out_size);
 unsigned char* rans_order1_decode_grouped_avx2(unsigned char* in, unsigned int in_size, unsigned char* out,

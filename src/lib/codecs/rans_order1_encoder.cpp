@@ -33,15 +33,11 @@
 #include "byte_transpose.hpp"
 #include "klogk.hpp"
 #include "rans_encoder_parts.hpp"
+#include "rans_order0_small.hpp"
 #include "rans_order1_form.hpp"
 #include "uint7.hpp"
 
 #include "x86_intrinsics.hpp"
-
-extern "C" {
-__attribute__((weak)) unsigned char* rans_compress_O0_4x16(unsigned char*, unsigned int, unsigned char*,
-                                                           unsigned int*);
-}
 
 namespace stz {
 namespace {
@@ -374,17 +370,17 @@ size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
 size_t pack_table(uint8_t* table, size_t length) {
     if (length <= kPackTableAbove) return length;
     const unsigned plain = static_cast<unsigned>(length - 1);
-    unsigned packed_size = 0;
-    unsigned char* packed = rans_compress_O0_4x16(table + 1, plain, nullptr, &packed_size);
-    if (packed && packed_size + 6 < length) {
+    thread_local Bytes packed;
+    packed.resize(length + 64);
+    size_t packed_size = packed.size();
+    if (rans_order0_small_encode(table + 1, plain, packed.data(), &packed_size) && packed_size + 6 < length) {
         uint8_t* p = table + 1;
         table[0] |= 1;
         p += put_uint7(p, plain);
-        p += put_uint7(p, packed_size);
-        std::memcpy(p, packed, packed_size);
+        p += put_uint7(p, static_cast<uint32_t>(packed_size));
+        std::memcpy(p, packed.data(), packed_size);
         length = static_cast<size_t>(p + packed_size - table);
     }
-    std::free(packed);
     return length;
 }
 
@@ -476,7 +472,6 @@ unsigned char* encode(unsigned char* in, unsigned int n, unsigned char* out, uns
 
 }  // namespace
 
-bool rans_order1_encoder_scalar_available() { return rans_compress_O0_4x16; }
 unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                             OrderTest test, OrderVerdict* verdict, int* stream_form) {
     return encode(in, n, out, out_size, kScalar, test, verdict, stream_form);
@@ -484,8 +479,8 @@ unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, u
 
 #if defined(__x86_64__)
 
-bool rans_order1_encoder_avx512_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx512_available(); }
-bool rans_order1_encoder_avx2_available() { return rans_compress_O0_4x16 && rans_enc::steps_avx2_available(); }
+bool rans_order1_encoder_avx512_available() { return rans_enc::steps_avx512_available(); }
+bool rans_order1_encoder_avx2_available() { return rans_enc::steps_avx2_available(); }
 
 unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
                                          unsigned int* out_size) {

@@ -42,8 +42,7 @@ unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, u
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                           OrderTest test, OrderVerdict* verdict, int* stream_form);
 // The same one lane at a time, on any CPU (the same bytes: where a CPU lacks AVX2 the .stz is
-// still the one the others write); it needs only the library's order-0 coder for packed tables.
-bool rans_order1_encoder_scalar_available();
+// still the one the others write).
 unsigned char* rans_order1_encode_if_scalar(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                             OrderTest test, OrderVerdict* verdict, int* stream_form);
 

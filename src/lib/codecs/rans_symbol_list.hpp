@@ -1,6 +1,6 @@
 // Parts of htscodecs' rANS frequency tables that its order-0 and order-1 streams share, for
-// statezip's own decoders (rans_order1_decoder.cpp, rans_order0_halves.cpp): counts as uint7
-// and the list of the symbols present.
+// statezip's own coders (rans_order1_decoder.cpp, rans_order0_halves.cpp, rans_order0_small.cpp):
+// counts as uint7, the list of the symbols present, and an order-0 table of both.
 #pragma once
 
 #include <array>
@@ -42,6 +42,33 @@ inline bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<u
     count = 0;
     for (int i = 0; i < 256; ++i)
         if (present[i]) list[count++] = static_cast<uint8_t>(i);
+    return true;
+}
+
+// An order-0 frequency table (htscodecs' order-0 streams, 4x16 and X32 alike): the symbol list,
+// then a uint7 count for each listed symbol in ascending order, which sum to a power of two up to
+// 4096 (scaled up to 4096, as the library reads them). The k symbols with a count into `sym`, their
+// scaled counts into `freq`; `p` moved past the table. False where the library refuses the table.
+inline bool read_order0_table(const uint8_t*& p, const uint8_t* end, std::array<uint8_t, 256>& sym,
+                              std::array<uint32_t, 256>& freq, int& k) {
+    constexpr uint64_t kTotal = 4096;
+    std::array<uint8_t, 256> list;
+    int n_list = 0;
+    k = 0;
+    if (!read_symbol_list(p, end, list, n_list)) return false;
+    uint64_t total = 0;
+    for (int i = 0; i < n_list; ++i) {
+        uint32_t f = 0;
+        if (!read_uint7(p, end, f)) return false;
+        if (f == 0) continue;
+        sym[k] = list[i], freq[k++] = f;
+        total += f;
+    }
+    if (total == 0 || total > kTotal) return false;
+    int scale = 0;
+    while ((total << scale) < kTotal) ++scale;
+    if ((total << scale) != kTotal) return false;
+    for (int i = 0; i < k; ++i) freq[i] <<= scale;
     return true;
 }
 
