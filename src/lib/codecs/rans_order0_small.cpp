@@ -7,11 +7,11 @@
 // a time, three stores each. perf on the hd32 caches of the corpus: 5-6 us a call either way,
 // 15 % of a q5_0 cache's compression (31 calls) and 8 % of a q8_0 sequence's decompression.
 // Here the decoder fills its slots a vector at a time (the order-1 rows' fill), and the encoder
-// prepares the symbols present only.
+// prepares the symbols present only, with the order-1 encoder's rounding and reciprocals.
 //
 // The body (htscodecs' rANS_static4x16pr.c, order 0; the CRAM 3.1 codecs):
 //   table   the order-0 table of rans_symbol_list.hpp: counts normalised to a power of two up to
-//           4,096 (the library's rounding, below), scaled up to 4,096 to code
+//           4,096 (the library's rounding: rans_encoder_parts' normalise), scaled up to 4,096 to code
 //   states  4 u32, little-endian, each at least 2^15
 //   words   16-bit, little-endian: byte i is decoded by state i mod 4, which then takes the next
 //           word while it is below 2^15 (and two bytes remain)
@@ -22,6 +22,7 @@
 #include <array>
 #include <cstring>
 
+#include "rans_encoder_parts.hpp"
 #include "rans_order1_lanes.hpp"
 #include "rans_symbol_list.hpp"
 
@@ -32,72 +33,6 @@ constexpr int kShift = 12;
 constexpr uint32_t kTotal = 1u << kShift, kSlotMask = kTotal - 1;
 constexpr uint32_t kStateLow = order1::kStateLow;
 constexpr int kStates = 4;
-
-// The library's rounding of counts (summing to `size`) to `total` (its normalise_freq), so that a
-// plane codes to the bytes the library's encoder writes: each count scaled and rounded down (at
-// least 1), the difference given to or taken from the largest count; where that count cannot give
-// it (less than twice the excess), the whole rounding once more on the rounded counts, then the
-// largest set to 1 and the rest of the excess taken from the others in symbol order.
-void normalise_counts(std::array<uint32_t, 256>& f, uint32_t size, uint32_t total) {
-    for (int pass = 0;; ++pass) {
-        const uint64_t scale = (uint64_t(total) << 31) / size + (1u << 30) / size;
-        uint32_t sum = 0, largest = 0;
-        int top = 0;
-        for (int j = 0; j < 256; ++j) {
-            if (!f[j]) continue;
-            if (largest < f[j]) largest = f[j], top = j;
-            f[j] = std::max<uint32_t>(static_cast<uint32_t>((f[j] * scale) >> 31), 1);
-            sum += f[j];
-        }
-        int64_t adjust = int64_t(total) - sum;
-        if (adjust >= 0) {
-            f[top] += static_cast<uint32_t>(adjust);
-            return;
-        }
-        const int64_t excess = -adjust;
-        if (f[top] > excess && (pass == 1 || f[top] / 2 >= excess)) {
-            f[top] -= static_cast<uint32_t>(excess);
-            return;
-        }
-        if (pass == 0) {
-            size = sum;
-            continue;
-        }
-        adjust += f[top] - 1;
-        f[top] = 1;
-        for (int j = 0; adjust && j < 256; ++j) {
-            if (f[j] < 2) continue;
-            const int64_t take = f[j] > -adjust ? adjust : 1 - int64_t(f[j]);
-            f[j] = static_cast<uint32_t>(f[j] + take);
-            adjust -= take;
-        }
-        return;
-    }
-}
-
-// The table: the symbol list (a symbol one above the one before followed by the count of further
-// consecutive symbols; a 0 ends it), then each symbol's count. At most 3 x 256 + 1 bytes.
-size_t write_table(uint8_t* out, const std::array<uint32_t, 256>& f) {
-    uint8_t* p = out;
-    for (int j = 0, run = 0; j < 256; ++j) {
-        if (!f[j]) continue;
-        if (run) {
-            --run;
-            continue;
-        }
-        *p++ = static_cast<uint8_t>(j);
-        if (j && f[j - 1]) {
-            int next = j + 1;
-            while (next < 256 && f[next]) ++next;
-            run = next - (j + 1);
-            *p++ = static_cast<uint8_t>(run);
-        }
-    }
-    *p++ = 0;
-    for (int j = 0; j < 256; ++j)
-        if (f[j]) p += put_uint7(p, f[j]);
-    return static_cast<size_t>(p - out);
-}
 
 void put_u32(uint8_t* p, uint32_t v) {
     p[0] = static_cast<uint8_t>(v), p[1] = static_cast<uint8_t>(v >> 8);
@@ -123,38 +58,58 @@ inline uint8_t step(const uint32_t* table, uint32_t& x) {
 
 bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size) {
     if (n == 0 || n > (1u << 30)) return false;
-    std::array<uint32_t, 256> f{};
-    for (size_t i = 0; i < n; ++i) ++f[in[i]];
+    uint32_t count[256] = {};
+    for (size_t i = 0; i < n; ++i) ++count[in[i]];
+    uint8_t sym[256];
+    uint32_t f[256], k = 0;
+    bool present[256];
+    for (int j = 0; j < 256; ++j) {
+        present[j] = count[j] != 0;
+        if (present[j]) sym[k] = static_cast<uint8_t>(j), f[k++] = count[j];
+    }
+    // Counts to a power of two up to 4,096 (the library's rounding: the same bytes), written so.
     uint32_t to = 1;
     while (to < n && to < kTotal) to <<= 1;
-    normalise_counts(f, static_cast<uint32_t>(n), to);
+    rans_enc::normalise(sym, f, k, static_cast<uint32_t>(n), to);
     std::array<uint8_t, 3 * 256 + 1> table;
-    const size_t table_size = write_table(table.data(), f);
+    uint8_t* t = rans_enc::put_symbol_list(table.data(), present);
+    for (uint32_t i = 0; i < k; ++i) t += put_uint7(t, f[i]);
+    const size_t table_size = static_cast<size_t>(t - table.data());
     if (*out_size < table_size + 4 * kStates) return false;
+    // Each symbol's coding entry at 4,096 (its count scaled up), with its reciprocal's shift.
     int up = 0;
     while ((to << up) < kTotal) ++up;
-    std::array<uint32_t, 256> start, freq;
-    for (uint32_t j = 0, at = 0; j < 256; ++j) start[j] = at, freq[j] = f[j] << up, at += freq[j];
+    const auto& r = rans_enc::reciprocals();
+    uint32_t entry[256];
+    for (uint32_t i = 0, start = 0; i < k; ++i) {
+        const uint32_t freq = f[i] << up;
+        entry[sym[i]] = rans_enc::entry_of(start, freq, r.shift[freq], kShift);
+        start += freq;
+    }
 
     // The words downwards from the end of the room, above the table and the states (then below
-    // the words).
-    uint8_t* const lowest = out + table_size + 4 * kStates;
-    uint8_t* p = out + *out_size;
-    uint32_t state[kStates] = {kStateLow, kStateLow, kStateLow, kStateLow};
-    for (size_t i = n; i-- > 0;) {
-        uint32_t& x = state[i % kStates];
-        const uint32_t fr = freq[in[i]];
-        if (x >= fr << (31 - kShift)) {  // the state would pass 2^31: its low word out first
-            if (p - lowest < 2) return false;
-            p -= 2, p[0] = static_cast<uint8_t>(x), p[1] = static_cast<uint8_t>(x >> 8);
-            x >>= 16;
-        }
-        x = ((x / fr) << kShift) + x % fr + start[in[i]];
-    }
-    for (int z = kStates; z-- > 0;) p -= 4, put_u32(p, state[z]);
-    const size_t coded = static_cast<size_t>(out + *out_size - p);
+    // the words); byte i by state i mod 4, the last byte first.
+    const uint8_t* const lowest = out + table_size + 4 * kStates;
+    uint8_t* w = out + *out_size;
+    const uint32_t* const rcp = r.rcp.data();
+    // One byte into its state; false, nothing written, if its word would go below `lowest`.
+    auto put = [&](uint32_t& x, uint8_t byte) {
+        const uint32_t e = entry[byte];
+        if (w - lowest < 2 && x >= (e >> rans_enc::kFreqAt) << (31 - kShift)) return false;
+        rans_enc::put_symbol<kShift>(x, w, e, rcp);
+        return true;
+    };
+    uint32_t x[kStates] = {kStateLow, kStateLow, kStateLow, kStateLow};
+    size_t i = n;
+    for (; i % kStates; --i)
+        if (!put(x[(i - 1) % kStates], in[i - 1])) return false;
+    uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    for (; i; i -= kStates)
+        if (!put(x3, in[i - 1]) || !put(x2, in[i - 2]) || !put(x1, in[i - 3]) || !put(x0, in[i - 4])) return false;
+    for (const uint32_t state : {x3, x2, x1, x0}) w -= 4, put_u32(w, state);
+    const size_t coded = static_cast<size_t>(out + *out_size - w);
     std::memcpy(out, table.data(), table_size);
-    std::memmove(out + table_size, p, coded);
+    std::memmove(out + table_size, w, coded);
     *out_size = table_size + coded;
     return true;
 }
