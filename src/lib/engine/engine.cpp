@@ -88,18 +88,24 @@ struct Encoded {
     Bytes raw;     // the chunk's bytes: kept until the whole-file hash has them, then reused
 };
 
+// Chunks below this are stored without trying their pipelines: no codec's framing pays for itself
+// on so few bytes (a small quantised cache has a dozen such sections: its 12-byte header, each V
+// layer's 12-byte header, the architecture's name; zstd set up per call for each of them was 6 % of its
+// compression), and no corpus file has a chunk under 128 bytes that any pipeline shrank.
+constexpr size_t kMinTriedChunk = 16;
+
 Encoded encode_chunk(const std::vector<Pipeline>& alternatives, const Pipeline& store, ByteSpan raw) {
     Encoded d;
     d.hash = hash64(raw);
     StagePrefix prefix;  // what the stages this alternative shares with the one before made
     const Pipeline* used = nullptr;
-    for (size_t a = 0; a < alternatives.size(); ++a) {
+    for (size_t a = 0; a < alternatives.size() && raw.size() >= kMinTriedChunk; ++a) {
         const Pipeline& p = alternatives[a];
         const size_t keep = a + 1 < alternatives.size() ? shared_stages(p, alternatives[a + 1]) : 0;
         EncodedChunk e = encode_pipeline(p, raw, prefix, keep, true);
         if (!used || e.payload.size() < d.enc.payload.size()) d.enc = std::move(e), used = &p;
     }
-    if (d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), used = &store;  // never expand
+    if (!used || d.enc.payload.size() >= raw.size()) d.enc = encode_pipeline(store, raw), used = &store;  // never expand
     d.recipe = chunk_recipe(*used, d.enc);
     return d;
 }
