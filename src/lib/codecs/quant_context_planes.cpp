@@ -161,8 +161,7 @@ PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in) {
             std::memcpy(s, b + pp.skip, pp.per);
             return static_cast<unsigned>(pp.per);
         }, g.blocks, cols);
-        if (getenv("STZ_DBG")) fprintf(stderr, "bits %u blocks %zu values o0 %.0f o1 %.0f best %.0f | bytes o0 %.0f o1 %.0f stored %.0f best %.0f\n", L.bits, g.blocks, values.order0(), values.order1(), values.best(), bytes.order0(), bytes.order1(), bytes.stored, bytes.best());
-        if (!getenv("STZ_BYTES") && values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
+        if (values.best() < (1 - kValuesMargin) * bytes.best()) return {true, values.order1() < values.order0()};
     }
     // The bytes: order 1 as the values' counts suggest (what this plane had before mode 3).
     return {false, values.row_context_may_pay()};
