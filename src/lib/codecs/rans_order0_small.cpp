@@ -22,6 +22,7 @@
 #include <array>
 #include <cstring>
 
+#include "../base/bytes.hpp"
 #include "rans_encoder_parts.hpp"
 #include "rans_order1_lanes.hpp"
 #include "rans_symbol_list.hpp"
@@ -33,11 +34,6 @@ constexpr int kShift = 12;
 constexpr uint32_t kTotal = 1u << kShift, kSlotMask = kTotal - 1;
 constexpr uint32_t kStateLow = order1::kStateLow;
 constexpr int kStates = 4;
-
-void put_u32(uint8_t* p, uint32_t v) {
-    p[0] = static_cast<uint8_t>(v), p[1] = static_cast<uint8_t>(v >> 8);
-    p[2] = static_cast<uint8_t>(v >> 16), p[3] = static_cast<uint8_t>(v >> 24);
-}
 
 order1::FillFn fill_for_cpu() {
     __builtin_cpu_init();
@@ -106,7 +102,7 @@ bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t*
     uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
     for (; i; i -= kStates)
         if (!put(x3, in[i - 1]) || !put(x2, in[i - 2]) || !put(x1, in[i - 3]) || !put(x0, in[i - 4])) return false;
-    for (const uint32_t state : {x3, x2, x1, x0}) w -= 4, put_u32(w, state);
+    for (const uint32_t state : {x3, x2, x1, x0}) w -= 4, store_le<uint32_t>(w, state);
     const size_t coded = static_cast<size_t>(out + *out_size - w);
     std::memcpy(out, table.data(), table_size);
     std::memmove(out + table_size, w, coded);
@@ -123,7 +119,7 @@ bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, s
     if (!read_order0_table(p, end, sym, freq, k) || end - p < 4 * kStates) return false;
     uint32_t state[kStates];
     for (uint32_t& x : state) {
-        x = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+        x = load_le<uint32_t>(p);
         if (x < kStateLow) return false;
         p += 4;
     }
