@@ -59,6 +59,10 @@ public:
     // up, not copied there. nullptr for a sink without such memory (a file, a pipe); a sink
     // that has it answers every call, throwing where the range does not fit.
     virtual uint8_t* memory_at(uint64_t, size_t) { return nullptr; }
+    // Whether start_over may be called: everything written so far dropped, the next write
+    // going to offset 0 again. A caller's buffer can; a file or a pipe cannot.
+    virtual bool can_start_over() const { return false; }
+    virtual void start_over() { throw Error("this output cannot start over"); }
 };
 
 // The output does not fit in a sink of fixed size.
@@ -89,6 +93,8 @@ public:
     }
     // The end of the furthest byte written.
     size_t used() const { return std::max(used_, end_.load()); }
+    bool can_start_over() const override { return true; }
+    void start_over() override { used_ = 0, end_ = 0; }
 
 private:
     [[noreturn]] void full() const { throw OutputFull("destination buffer too small: " + std::to_string(cap_) + " bytes"); }
