@@ -1,6 +1,7 @@
 // The parts statezip's rANS encoders share (rans_encoder_parts.hpp).
 #include "rans_encoder_parts.hpp"
 
+#include "uint7.hpp"
 #include "x86_intrinsics.hpp"
 
 namespace stz::rans_enc {
@@ -24,6 +25,14 @@ bool steps_avx512_available() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("popcnt");
+#else
+    return false;
+#endif
+}
+bool steps_order0_vbmi_available() {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return steps_avx512_available() && __builtin_cpu_supports("avx512vbmi");
 #else
     return false;
 #endif
@@ -52,6 +61,31 @@ uint8_t* put_symbol_list(uint8_t* p, const bool* present) {
     }
     *p++ = 0;
     return p;
+}
+
+uint8_t* put_order0_table(const uint32_t* count, uint32_t n, uint8_t* table, uint32_t* entry) {
+    uint8_t sym[256];
+    uint32_t f[256], k = 0;
+    bool present[256];
+    for (int j = 0; j < 256; ++j) {
+        present[j] = count[j] != 0;
+        if (present[j]) sym[k] = static_cast<uint8_t>(j), f[k++] = count[j];
+    }
+    // Counts to a power of two up to 4,096 (the library's rounding: the same bytes), written so.
+    uint32_t to = 1;
+    while (to < n && to < (1u << kShiftFull)) to <<= 1;
+    normalise(sym, f, k, n, to);
+    uint8_t* t = put_symbol_list(table, present);
+    for (uint32_t i = 0; i < k; ++i) t += put_uint7(t, f[i]);
+    int up = 0;
+    while ((to << up) < (1u << kShiftFull)) ++up;
+    const Reciprocals& r = reciprocals();
+    for (uint32_t i = 0, start = 0; i < k; ++i) {
+        const uint32_t freq = f[i] << up;
+        entry[sym[i]] = entry_of(start, freq, r.shift[freq], kShiftFull);
+        start += freq;
+    }
+    return t;
 }
 
 void normalise(uint8_t* sym, uint32_t* f, uint32_t& k, uint32_t size, uint32_t total) {
@@ -102,6 +136,29 @@ template bool steps_scalar<kShiftFull>(const uint8_t*, size_t, const uint32_t*, 
 #if defined(__x86_64__)
 namespace {
 
+// Sixteen lanes' states take one symbol each (entries e, reciprocals r): the lanes whose state is
+// too large for its symbol first give out their low 16 bits below `w`, in lane order (the
+// highest lane's word highest, as the library writes them).
+template <int Shift>
+__attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline __m512i code_half(__m512i x, __m512i e, __m512i r,
+                                                                                     uint8_t*& w) {
+    const __m512i freq = _mm512_srli_epi32(e, kFreqAt);
+    const __mmask16 out = _mm512_cmpge_epu32_mask(x, _mm512_slli_epi32(freq, 31 - Shift));
+    const int n_out = __builtin_popcount(out);
+    w -= 2 * n_out;
+    _mm256_mask_storeu_epi16(w, static_cast<__mmask16>((1u << n_out) - 1),
+                             _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(out, x)));
+    const __m512i v = _mm512_mask_srli_epi32(x, out, x, 16);
+    // q = (state * rcp) >> (32 + rcp_shift): the products' high halves (even lanes' by one
+    // multiply, odd lanes' by another), then one shift per lane.
+    const __m512i high_even = _mm512_srli_epi64(_mm512_mul_epu32(v, r), 32);
+    const __m512i high_odd = _mm512_mul_epu32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(r, 32));
+    const __m512i q = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xAAAA, high_even, high_odd),
+                                        _mm512_and_si512(_mm512_srli_epi32(e, kRcpShiftAt), _mm512_set1_epi32(kRcpShiftMask)));
+    return _mm512_add_epi32(_mm512_add_epi32(v, _mm512_and_si512(e, _mm512_set1_epi32(kBiasMask))),
+                            _mm512_mullo_epi32(q, _mm512_sub_epi32(_mm512_set1_epi32(1 << Shift), freq)));
+}
+
 // One step's coding entries and reciprocals, sixteen lanes a half.
 struct StepEntries {
     __m512i entry[2], rcp[2];
@@ -137,8 +194,6 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
     const uint32_t* rcp = reciprocals().rcp.data();
     const __m128i row_shift = _mm_cvtsi32_si128(context_shift);
     __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
-    const __m512i bias_bits = _mm512_set1_epi32(kBiasMask), shift_bits = _mm512_set1_epi32(kRcpShiftMask);
-    const __m512i total = _mm512_set1_epi32(1 << Shift);
     uint8_t* w = words;
     size_t left = steps;
     StepEntries next{};
@@ -147,28 +202,71 @@ bool steps_avx512(const uint8_t* by_step, size_t steps, const uint32_t* entry, u
         const size_t s = --left;
         const StepEntries now = next;
         if (s) next = fetch_step(by_step, s - 1, entry, rcp, row_shift);
-        for (int h = 1; h >= 0; --h) {
-            const __m512i e = now.entry[h], r = now.rcp[h], freq = _mm512_srli_epi32(e, kFreqAt);
-            const __mmask16 out = _mm512_cmpge_epu32_mask(x[h], _mm512_slli_epi32(freq, 31 - Shift));
-            const int n_out = __builtin_popcount(out);
-            w -= 2 * n_out;
-            _mm256_mask_storeu_epi16(w, static_cast<__mmask16>((1u << n_out) - 1),
-                                     _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(out, x[h])));
-            const __m512i v = _mm512_mask_srli_epi32(x[h], out, x[h], 16);
-            // q = (state * rcp) >> (32 + rcp_shift): the products' high halves (even lanes' by one
-            // multiply, odd lanes' by another), then one shift per lane.
-            const __m512i high_even = _mm512_srli_epi64(_mm512_mul_epu32(v, r), 32);
-            const __m512i high_odd = _mm512_mul_epu32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(r, 32));
-            const __m512i q = _mm512_srlv_epi32(_mm512_mask_blend_epi32(0xAAAA, high_even, high_odd),
-                                                _mm512_and_si512(_mm512_srli_epi32(e, kRcpShiftAt), shift_bits));
-            x[h] = _mm512_add_epi32(_mm512_add_epi32(v, _mm512_and_si512(e, bias_bits)),
-                                    _mm512_mullo_epi32(q, _mm512_sub_epi32(total, freq)));
-        }
+        for (int h = 1; h >= 0; --h) x[h] = code_half<Shift>(x[h], now.entry[h], now.rcp[h], w);
     }
     _mm512_storeu_si512(state, x[0]);
     _mm512_storeu_si512(state + 16, x[1]);
     words = w;
     return left == 0;
+}
+
+namespace {
+
+// Sixty-four symbols' 32-bit values from four byte planes of 256 (`plane`, 64-byte aligned): per
+// plane two two-table byte permutes (symbols below and from 128) and a blend on the symbols' top
+// bit, then bytes interleaved to words and words to 32-bit lanes. The interleaves work within
+// 128-bit blocks: `idx` holds the symbols in the order that makes out[m] symbols 16 m .. 16 m + 15.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) inline void look_up(const uint8_t (*plane)[256],
+                                                                                    __m512i idx, __mmask64 upper,
+                                                                                    __m512i* out) {
+    __m512i b[4];
+    for (int k = 0; k < 4; ++k) {
+        const __m512i* t = reinterpret_cast<const __m512i*>(plane[k]);
+        const __m512i below = _mm512_permutex2var_epi8(_mm512_load_si512(t), idx, _mm512_load_si512(t + 1));
+        const __m512i above = _mm512_permutex2var_epi8(_mm512_load_si512(t + 2), idx, _mm512_load_si512(t + 3));
+        b[k] = _mm512_mask_blend_epi8(upper, below, above);
+    }
+    const __m512i low01 = _mm512_unpacklo_epi8(b[0], b[1]), high01 = _mm512_unpackhi_epi8(b[0], b[1]);
+    const __m512i low23 = _mm512_unpacklo_epi8(b[2], b[3]), high23 = _mm512_unpackhi_epi8(b[2], b[3]);
+    out[0] = _mm512_unpacklo_epi16(low01, low23);
+    out[1] = _mm512_unpackhi_epi16(low01, low23);
+    out[2] = _mm512_unpacklo_epi16(high01, high23);
+    out[3] = _mm512_unpackhi_epi16(high01, high23);
+}
+
+// Position p = 16 L + 4 m + j of the permuted symbols (L: 128-bit block, m: output vector, j:
+// lane within the block's four) holds symbol 16 m + 4 L + j: look_up's interleaves then put
+// symbol 16 m + i in lane i of out[m].
+constexpr std::array<uint8_t, 64> kLookUpOrder = [] {
+    std::array<uint8_t, 64> order{};
+    for (int p = 0; p < 64; ++p) order[p] = static_cast<uint8_t>(16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3));
+    return order;
+}();
+
+}  // namespace
+
+// A gather of sixteen lanes cost about twelve cycles here (Zen 5), two per half-step: the
+// permutes look up sixty-four symbols' entries and reciprocals in about forty instructions.
+size_t steps_order0_vbmi(const uint8_t* in, size_t pairs, const Order0Planes& planes, uint32_t* state, uint8_t*& words,
+                         const uint8_t* lowest) {
+    const __m512i order = _mm512_loadu_si512(kLookUpOrder.data());
+    __m512i x[2] = {_mm512_loadu_si512(state), _mm512_loadu_si512(state + 16)};
+    uint8_t* w = words;
+    size_t left = pairs;
+    while (left && w - lowest >= 4 * kLanes) {
+        const size_t pair = --left;
+        const __m512i idx = _mm512_permutexvar_epi8(order, _mm512_loadu_si512(in + pair * 2 * kLanes));
+        const __mmask64 upper = _mm512_movepi8_mask(idx);
+        __m512i e[4], r[4];
+        look_up(planes.entry, idx, upper, e);
+        look_up(planes.rcp, idx, upper, r);
+        // The pair's upper step (symbols 32-63) first; each step's lanes 16-31, then 0-15.
+        for (int v = 3; v >= 0; --v) x[v & 1] = code_half<kShiftFull>(x[v & 1], e[v], r[v], w);
+    }
+    _mm512_storeu_si512(state, x[0]);
+    _mm512_storeu_si512(state + 16, x[1]);
+    words = w;
+    return left;
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // The parts of statezip's encoder of htscodecs' 32-way rANS streams (rans_order1_encoder.cpp)
-// that are not about order 1: htscodecs' normalisation and symbol list, the coding entries, and
-// the lanes' AVX-512 steps (an order-0 encoder built on them ran no faster than the library's
-// AVX2 one: counting the bytes and the gathers cost what the library's loop does). The coder is the 16-bit-word rANS of htscodecs' rANS_word.h: a state in
+// that are not about order 1: htscodecs' normalisation, symbol list and order-0 table, the coding
+// entries, the lanes' steps, and order 0's steps without gathers (rans_order0_encoder.cpp; an
+// order-0 encoder on the gathering steps ran no faster than the library's AVX2 one).
+// The coder is the 16-bit-word rANS of htscodecs' rANS_word.h: a state in
 // [2^15, 2^31) gives out its low 16 bits when it reaches freq << (31 - shift), then becomes
 // (state / freq) << shift | (state % freq) + start. 32 lanes; within a step the library writes
 // lane 31's word highest, and at the end the 32 states, lane 0's first.
@@ -43,6 +44,12 @@ bool steps_avx2_available();
 // htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
 uint8_t* put_symbol_list(uint8_t* p, const bool* present);
 
+// The order-0 frequency table of n bytes with these counts, as htscodecs' order-0 encoders write
+// it (rans_symbol_list.hpp: the counts normalised to a power of two up to 4,096), at `table`
+// (room for 3 * 256 + 1 bytes; returns its end), and each present symbol's coding entry at 4,096
+// (its count scaled up) in entry[symbol]. n at least 1.
+uint8_t* put_order0_table(const uint32_t* count, uint32_t n, uint8_t* table, uint32_t* entry);
+
 // htscodecs' normalise_freq over a table's nonzero counts (f, ascending symbols sym; none for a
 // context that only ends the input, which then gets all of `total` on symbol 0): scaled from
 // `size` to sum to `total`, the remainder put on (or, within limits, taken from) the largest;
@@ -73,7 +80,24 @@ using StepsFn = bool (*)(const uint8_t* by_step, size_t steps, const uint32_t* e
 template <int Shift>
 bool steps_scalar(const uint8_t* by_step, size_t steps, const uint32_t* entry, uint32_t* state, uint8_t*& words,
                   const uint8_t* lowest, int context_shift);
+// An order-0 table as byte planes: byte k of each symbol's coding entry and of its reciprocal,
+// for steps_order0_vbmi (symbols absent from the plane: any value, never looked up).
+struct alignas(64) Order0Planes {
+    uint8_t entry[4][256];
+    uint8_t rcp[4][256];
+};
+// Whether this CPU runs steps_order0_vbmi (AVX-512 F, BW, VBMI, with POPCNT).
+bool steps_order0_vbmi_available();
+
 #if defined(__x86_64__)
+// Steps 2 pairs - 1 .. 0 of an order-0 stream's 32 lanes, step s coding in[32 s, 32 s + 32), as
+// steps_avx512 codes them (the same bytes) but with the entries looked up by byte permutes
+// instead of gathers. Stops early while a pair's 128 bytes of words might go below `lowest`:
+// returns how many pairs (the lowest) are left to code.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,popcnt"))) size_t steps_order0_vbmi(
+    const uint8_t* in, size_t pairs, const Order0Planes& planes, uint32_t* state, uint8_t*& words,
+    const uint8_t* lowest);
+
 // (The target attributes belong to the declarations too: GCC takes a definition whose target
 // differs from its declaration's for another version of the function.)
 template <int Shift>

@@ -9,6 +9,7 @@
 // the kernel picked once per mask. Anything else (small inputs, other flags, a library built
 // without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
 #include "rans_codec.hpp"
+#include "rans_order0_encoder.hpp"
 #include "rans_order0_halves.hpp"
 #include "rans_order0_small.hpp"
 #include "rans_order1_decoder.hpp"
@@ -102,6 +103,9 @@ KernelSet kernels_for(int mask) {
         // Order 1 by statezip's own encoder, in the widest form allowed: the same bytes
         // (rans_order1_encoder.cpp).
         if (rans_order1_encoder_avx512_available()) k.order[1].encode_small = rans_order1_encode_if_avx512;
+        // Order 0 by statezip's own encoder where its permute steps run: the same bytes, 2x the
+        // speed of either library encoder (rans_order0_encoder.cpp).
+        if (rans_order0_encoder_available()) k.order[0].encode = rans_order0_encode_x32;
     }
     if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;

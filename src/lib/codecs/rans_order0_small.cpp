@@ -56,38 +56,17 @@ bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t*
     if (n == 0 || n > (1u << 30)) return false;
     uint32_t count[256] = {};
     for (size_t i = 0; i < n; ++i) ++count[in[i]];
-    uint8_t sym[256];
-    uint32_t f[256], k = 0;
-    bool present[256];
-    for (int j = 0; j < 256; ++j) {
-        present[j] = count[j] != 0;
-        if (present[j]) sym[k] = static_cast<uint8_t>(j), f[k++] = count[j];
-    }
-    // Counts to a power of two up to 4,096 (the library's rounding: the same bytes), written so.
-    uint32_t to = 1;
-    while (to < n && to < kTotal) to <<= 1;
-    rans_enc::normalise(sym, f, k, static_cast<uint32_t>(n), to);
     std::array<uint8_t, 3 * 256 + 1> table;
-    uint8_t* t = rans_enc::put_symbol_list(table.data(), present);
-    for (uint32_t i = 0; i < k; ++i) t += put_uint7(t, f[i]);
-    const size_t table_size = static_cast<size_t>(t - table.data());
-    if (*out_size < table_size + 4 * kStates) return false;
-    // Each symbol's coding entry at 4,096 (its count scaled up), with its reciprocal's shift.
-    int up = 0;
-    while ((to << up) < kTotal) ++up;
-    const auto& r = rans_enc::reciprocals();
     uint32_t entry[256];
-    for (uint32_t i = 0, start = 0; i < k; ++i) {
-        const uint32_t freq = f[i] << up;
-        entry[sym[i]] = rans_enc::entry_of(start, freq, r.shift[freq], kShift);
-        start += freq;
-    }
+    const auto table_size = static_cast<size_t>(
+        rans_enc::put_order0_table(count, static_cast<uint32_t>(n), table.data(), entry) - table.data());
+    if (*out_size < table_size + 4 * kStates) return false;
 
     // The words downwards from the end of the room, above the table and the states (then below
     // the words); byte i by state i mod 4, the last byte first.
     const uint8_t* const lowest = out + table_size + 4 * kStates;
     uint8_t* w = out + *out_size;
-    const uint32_t* const rcp = r.rcp.data();
+    const uint32_t* const rcp = rans_enc::reciprocals().rcp.data();
     // One byte into its state; false, nothing written, if its word would go below `lowest`.
     auto put = [&](uint32_t& x, uint8_t byte) {
         const uint32_t e = entry[byte];
