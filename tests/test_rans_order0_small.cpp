@@ -3,6 +3,9 @@
 // or decoded inside the buffers (also under ASan/UBSan).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "codecs/rans_order0_small.hpp"
 #include "rans_order1_util.hpp"
 #include "codecs/uint7.hpp"
@@ -35,6 +38,24 @@ Bytes own_body(const Bytes& in) {
     return out;
 }
 
+// rans_order0_small_decode with every slot fill this CPU runs, which must agree (they fill the
+// same table); the scalar fill's result.
+bool small_decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t n) {
+    std::vector<order1::FillFn> fills{order1::fill_row_scalar};
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) fills.push_back(order1::fill_row_avx2);
+    if (__builtin_cpu_supports("avx512f")) fills.push_back(order1::fill_row_avx512);
+#endif
+    const bool decoded = rans_order0_small_decode(in, in_size, out, n, fills[0]);
+    for (size_t f = 1; f < fills.size(); ++f) {
+        Bytes other(n);
+        CHECK(rans_order0_small_decode(in, in_size, other.data(), n, fills[f]) == decoded);
+        if (decoded) CHECK(std::equal(other.begin(), other.end(), out));
+    }
+    return decoded;
+}
+
 }  // namespace
 
 TEST_CASE("small order-0 streams: the library's bytes, and each side decodes the other's") {
@@ -49,7 +70,7 @@ TEST_CASE("small order-0 streams: the library's bytes, and each side decodes the
             if (library[0] == 0) {  // coded (else the library stored a plane it could not shrink)
                 CHECK(Bytes(library.begin() + static_cast<std::ptrdiff_t>(body_at), library.end()) == own);
                 Bytes back(n);
-                REQUIRE(rans_order0_small_decode(library.data() + body_at, library.size() - body_at, back.data(), n));
+                REQUIRE(small_decode(library.data() + body_at, library.size() - body_at, back.data(), n));
                 CHECK(back == in);
             }
             // The library reads statezip's body (framed as its wrapper frames it).
@@ -65,7 +86,7 @@ TEST_CASE("small order-0 streams: the library's bytes, and each side decodes the
             by_library.resize(n);
             CHECK(by_library == in);
             Bytes back(n);
-            REQUIRE(rans_order0_small_decode(own.data(), own.size(), back.data(), n));
+            REQUIRE(small_decode(own.data(), own.size(), back.data(), n));
             CHECK(back == in);
         }
 }
@@ -85,18 +106,18 @@ TEST_CASE("small order-0 streams: room too small, empty input, bad tables and st
     Bytes back(in.size());
     // Cut inside the table or the states.
     for (size_t cut = 0; cut < own.size() && cut < 600; ++cut) {
-        const bool decoded = rans_order0_small_decode(own.data(), cut, back.data(), back.size());
+        const bool decoded = small_decode(own.data(), cut, back.data(), back.size());
         if (decoded) CHECK(cut > 16);  // a table and four states at least
     }
     // Counts that do not sum to a power of two: one symbol, count 3.
     const uint8_t three[] = {7, 0, 3, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0};
-    CHECK_FALSE(rans_order0_small_decode(three, sizeof three, back.data(), 8));
+    CHECK_FALSE(small_decode(three, sizeof three, back.data(), 8));
     // A state below 2^15.
     const uint8_t low_state[] = {7, 0, 4, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0xff, 0x7f, 0, 0};
-    CHECK_FALSE(rans_order0_small_decode(low_state, sizeof low_state, back.data(), 8));
+    CHECK_FALSE(small_decode(low_state, sizeof low_state, back.data(), 8));
     // One symbol: every byte it.
     const uint8_t one[] = {7, 0, 4, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0};
-    REQUIRE(rans_order0_small_decode(one, sizeof one, back.data(), 8));
+    REQUIRE(small_decode(one, sizeof one, back.data(), 8));
     CHECK(Bytes(back.begin(), back.begin() + 8) == Bytes(8, 7));
 }
 
@@ -106,7 +127,7 @@ TEST_CASE("small order-0 streams: damaged bodies decode inside their buffers or 
         const Bytes own = own_body(in);
         stztest::for_each_damaged(own, 0, 300, [&](const Bytes& bad) {
             Bytes back(in.size());
-            (void)rans_order0_small_decode(bad.data(), bad.size(), back.data(), back.size());
+            (void)small_decode(bad.data(), bad.size(), back.data(), back.size());
         });
     }
 }

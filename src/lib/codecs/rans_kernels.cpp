@@ -71,6 +71,9 @@ constexpr unsigned kSmallEncodeBytes = 4u << 20;
 constexpr unsigned kSmallDecodeBytes = 1u << 20;
 struct KernelSet {
     KernelPair order[2];
+    // The slot fill of statezip's decoders of the library's small order-0 streams (any form
+    // writes the same table): the widest the mask's decoder bits allow.
+    order1::FillFn fill_slots = order1::fill_row_scalar;
 };
 
 // The kernels htscodecs would run under `mask` on this CPU, minus SSE4 (never allowed, see
@@ -108,12 +111,15 @@ KernelSet kernels_for(int mask) {
         if (rans_order0_encoder_available()) k.order[0].encode = rans_order0_encode_x32;
     }
     if (avx2 && (mask & RANS_CPU_DEC_AVX2)) {
+        k.fill_slots = order1::fill_row_avx2;
         k.order[0].decode = rans_uncompress_O0_32x16_avx2, k.order[1].decode = rans_uncompress_O1_32x16_avx2;
         if (rans_order1_avx2_available())
             k.order[1].decode_small = rans_order1_decode_avx2, k.order[1].decode_grouped = rans_order1_decode_grouped_avx2;
     }
-    if (avx512 && (mask & RANS_CPU_DEC_AVX512))
+    if (avx512 && (mask & RANS_CPU_DEC_AVX512)) {
+        k.fill_slots = order1::fill_row_avx512;
         k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
+    }
     k.order[0].decode_in_pairs = avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order0_pairs_available();
     // Order 1 of small planes by statezip's own decoder, in the widest form allowed: the same
     // bytes (rans_order1_decoder.cpp).
@@ -241,7 +247,7 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
         return framed && rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
     }
     // A small order-0 plane (the library's 4x16 stream): statezip's own decoder.
-    if (flags == 0 && framed) return rans_order0_small_decode(in + header, in_size - header, out, out_size);
+    if (flags == 0 && framed) return rans_order0_small_decode(in + header, in_size - header, out, out_size, kernels().fill_slots);
     const RansDecodeKernel decode = decoder_for(flags, out_size);
     if (!decode || !framed) {
         if (flags >= 0 && (flags & kRansOrderGrouped)) return false;  // statezip's own: never the library's

@@ -24,7 +24,6 @@
 
 #include "../base/bytes.hpp"
 #include "rans_encoder_parts.hpp"
-#include "rans_order1_lanes.hpp"
 #include "rans_symbol_list.hpp"
 
 namespace stz {
@@ -34,13 +33,6 @@ constexpr int kShift = 12;
 constexpr uint32_t kTotal = 1u << kShift, kSlotMask = kTotal - 1;
 constexpr uint32_t kStateLow = order1::kStateLow;
 constexpr int kStates = 4;
-
-order1::FillFn fill_for_cpu() {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return order1::fill_row_avx512;
-    if (__builtin_cpu_supports("avx2")) return order1::fill_row_avx2;
-    return order1::fill_row_scalar;
-}
 
 // One step of a state: its symbol out, the state advanced (slot entries as order-1 rows:
 // (frequency - 1) << 20 | the slot's offset within its symbol << 8 | the symbol).
@@ -89,7 +81,7 @@ bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t*
     return true;
 }
 
-bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t n) {
+bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t n, order1::FillFn fill) {
     const uint8_t* p = in;
     const uint8_t* const end = in + in_size;
     std::array<uint8_t, 256> sym;
@@ -106,7 +98,6 @@ bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, s
         std::memset(out, sym[0], n);
         return true;
     }
-    static const order1::FillFn fill = fill_for_cpu();
     alignas(64) uint32_t table[kTotal + order1::kFillOverrun];
     fill(table, sym.data(), freq.data(), k, kShift);
     size_t i = 0;

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "rans_order1_lanes.hpp"
+
 namespace stz {
 
 // The body for n bytes at `in`: the frequency table, 4 states, the 16-bit words. `*out_size`:
@@ -14,9 +16,10 @@ namespace stz {
 // body does not fit.
 bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size);
 
-// A body into exactly n bytes at `out`. False if the table is malformed or the states are not
-// valid; reads nothing outside [in, in + in_size). A corrupt body with a valid table decodes to
-// some bytes (the chunk's checksum rejects them), as in the library.
-bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t n);
+// A body into exactly n bytes at `out`, its slots filled by `fill` (any form: the same table;
+// the caller's kernel set picks the widest it allows). False if the table is malformed or the
+// states are not valid; reads nothing outside [in, in + in_size). A corrupt body with a valid
+// table decodes to some bytes (the chunk's checksum rejects them), as in the library.
+bool rans_order0_small_decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t n, order1::FillFn fill);
 
 }  // namespace stz

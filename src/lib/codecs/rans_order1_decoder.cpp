@@ -167,7 +167,7 @@ bool read_any_table(const uint8_t*& p, const uint8_t* end, int shift, bool packe
     if (!read_uint7(p, end, table_bytes) || !read_uint7(p, end, packed_bytes)) return false;
     if (table_bytes > kMaxTableBytes || end - p <= 16 || packed_bytes >= size_t(end - p) - 16) return false;
     Bytes unpacked(table_bytes);
-    if (!table_bytes || !rans_order0_small_decode(p, packed_bytes, unpacked.data(), table_bytes)) return false;
+    if (!table_bytes || !rans_order0_small_decode(p, packed_bytes, unpacked.data(), table_bytes, fill)) return false;
     const uint8_t* t = unpacked.data();
     if (!read_table(t, t + table_bytes, shift, table, fill)) return false;
     p += packed_bytes;
