@@ -1,6 +1,7 @@
 // The parts statezip's rANS encoders share (rans_encoder_parts.hpp).
 #include "rans_encoder_parts.hpp"
 
+#include "cpu_features.hpp"
 #include "uint7.hpp"
 #include "x86_intrinsics.hpp"
 
@@ -20,31 +21,9 @@ const Reciprocals& reciprocals() {
     return r;
 }
 
-bool steps_avx512_available() {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("popcnt");
-#else
-    return false;
-#endif
-}
-bool steps_order0_vbmi_available() {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return steps_avx512_available() && __builtin_cpu_supports("avx512vbmi");
-#else
-    return false;
-#endif
-}
-bool steps_avx2_available() {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-#else
-    return false;
-#endif
-}
+bool steps_avx512_available() { return cpu::avx512_bw_vl(); }
+bool steps_order0_vbmi_available() { return cpu::avx512_vbmi(); }
+bool steps_avx2_available() { return cpu::avx2(); }
 
 // htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
 uint8_t* put_symbol_list(uint8_t* p, const bool* present) {

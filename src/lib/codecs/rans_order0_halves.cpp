@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "../base/large_buffers.hpp"
+#include "cpu_features.hpp"
 #include "rans_order1_lanes.hpp"
 #include "rans_symbol_list.hpp"
 
@@ -209,15 +210,7 @@ bool rans_order0_encode_halves(uint8_t* in, unsigned n, uint8_t* out, unsigned* 
     return true;
 }
 
-bool rans_order0_pairs_available() {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("popcnt");
-#else
-    return false;
-#endif
-}
+bool rans_order0_pairs_available() { return cpu::avx512_vbmi2(); }
 
 bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned n, bool in_pairs,
                                RansDecodeKernel decode_half) {

@@ -33,6 +33,7 @@
 #include <memory>
 
 #include "byte_transpose.hpp"
+#include "cpu_features.hpp"
 #include "rans_order0_small.hpp"
 #include "rans_order1_form.hpp"
 #include "rans_order1_lanes.hpp"
@@ -214,14 +215,8 @@ unsigned char* decode(unsigned char* in, unsigned int in_size, unsigned char* ou
 
 }  // namespace
 
-bool rans_order1_avx512_available() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
-}
-bool rans_order1_avx2_available() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-}
+bool rans_order1_avx512_available() { return cpu::avx512(); }
+bool rans_order1_avx2_available() { return cpu::avx2(); }
 
 namespace {
 // The decoder in each form: its fill and its steps at both table precisions.
