@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/bytes.hpp"
+#include "codecs/uint7.hpp"
 
 namespace stztest {
 
@@ -112,6 +113,21 @@ void for_each_damaged(const Bytes& stream, size_t from, int rounds, Decode&& dec
         if (round % 3 == 0) bad.resize(from + g() % (bad.size() - from));
         decode(bad);
     }
+}
+
+// A stream body (what follows the flags byte and the size) framed as htscodecs' wrapper frames
+// it, with `flags`, and decoded by the library into n bytes.
+inline Bytes library_decoded(uint8_t flags, const Bytes& body, size_t n) {
+    Bytes framed(1 + stz::kMaxUint7Bytes);
+    framed[0] = flags;
+    framed.resize(1 + stz::put_uint7(framed.data() + 1, static_cast<uint32_t>(n)));
+    framed.insert(framed.end(), body.begin(), body.end());
+    Bytes back(n + kKernelSlack);
+    auto got = static_cast<unsigned>(n);
+    REQUIRE(rans_uncompress_to_4x16(framed.data(), static_cast<unsigned>(framed.size()), back.data(), &got));
+    CHECK(got == n);
+    back.resize(n);
+    return back;
 }
 
 }  // namespace stztest

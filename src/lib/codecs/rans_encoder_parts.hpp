@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../base/bytes.hpp"
+
 namespace stz::rans_enc {
 
 constexpr int kLanes = 32;
@@ -68,6 +70,20 @@ inline void put_symbol(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp
     }
     const uint32_t q = static_cast<uint32_t>((uint64_t(x) * rcp[freq]) >> (32 + ((e >> kRcpShiftAt) & kRcpShiftMask)));
     x += (e & kBiasMask) + q * ((1u << Shift) - freq);
+}
+
+// put_symbol unless the state's word would go below `lowest`: then false, nothing written.
+template <int Shift>
+inline bool put_symbol_within(uint32_t& x, uint8_t*& w, uint32_t e, const uint32_t* rcp, const uint8_t* lowest) {
+    if (w - lowest < 2 && x >= (e >> kFreqAt) << (31 - Shift)) return false;
+    put_symbol<Shift>(x, w, e, rcp);
+    return true;
+}
+
+// The final states below the words, little-endian, the first lane's lowest (as every htscodecs
+// stream ends its lanes).
+inline void put_states(uint8_t*& w, const uint32_t* state, int lanes) {
+    for (int lane = lanes - 1; lane >= 0; --lane) w -= 4, store_le<uint32_t>(w, state[lane]);
 }
 
 // Steps steps-1 .. 0 of all 32 lanes into `state` (the lanes' states) and downwards from

@@ -18,7 +18,6 @@
 #include <array>
 #include <cstring>
 
-#include "../base/bytes.hpp"
 #include "rans_encoder_parts.hpp"
 
 namespace stz {
@@ -54,12 +53,8 @@ unsigned char* rans_order0_encode_x32(unsigned char* in, unsigned int n, unsigne
     // The words downwards from the end of the room, above the table and the states.
     const uint8_t* const lowest = out + table_size + kStateBytes;
     uint8_t* w = out + *out_size;
-    // One byte into its lane's state; false, nothing written, if its word would go below `lowest`.
     auto put = [&](uint32_t& x, uint8_t byte) {
-        const uint32_t e = entry[byte];
-        if (w - lowest < 2 && x >= (e >> rans_enc::kFreqAt) << (31 - rans_enc::kShiftFull)) return false;
-        rans_enc::put_symbol<rans_enc::kShiftFull>(x, w, e, rcp);
-        return true;
+        return rans_enc::put_symbol_within<rans_enc::kShiftFull>(x, w, entry[byte], rcp, lowest);
     };
     uint32_t x[kLanes];
     std::fill(x, x + kLanes, rans_enc::kStateLow);
@@ -77,7 +72,7 @@ unsigned char* rans_order0_encode_x32(unsigned char* in, unsigned int n, unsigne
     if (steps % 2 && !put_step(--steps)) return nullptr;
     for (steps = 2 * rans_enc::steps_order0_vbmi(in, steps / 2, planes, x, w, lowest); steps;)
         if (!put_step(--steps)) return nullptr;
-    for (int lane = kLanes - 1; lane >= 0; --lane) w -= 4, store_le<uint32_t>(w, x[lane]);
+    rans_enc::put_states(w, x, kLanes);
     const auto coded = static_cast<size_t>(out + *out_size - w);
     std::memcpy(out, table.data(), table_size);
     std::memmove(out + table_size, w, coded);

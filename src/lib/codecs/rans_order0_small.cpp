@@ -59,13 +59,7 @@ bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t*
     const uint8_t* const lowest = out + table_size + 4 * kStates;
     uint8_t* w = out + *out_size;
     const uint32_t* const rcp = rans_enc::reciprocals().rcp.data();
-    // One byte into its state; false, nothing written, if its word would go below `lowest`.
-    auto put = [&](uint32_t& x, uint8_t byte) {
-        const uint32_t e = entry[byte];
-        if (w - lowest < 2 && x >= (e >> rans_enc::kFreqAt) << (31 - kShift)) return false;
-        rans_enc::put_symbol<kShift>(x, w, e, rcp);
-        return true;
-    };
+    auto put = [&](uint32_t& x, uint8_t byte) { return rans_enc::put_symbol_within<kShift>(x, w, entry[byte], rcp, lowest); };
     uint32_t x[kStates] = {kStateLow, kStateLow, kStateLow, kStateLow};
     size_t i = n;
     for (; i % kStates; --i)
@@ -73,7 +67,8 @@ bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t*
     uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
     for (; i; i -= kStates)
         if (!put(x3, in[i - 1]) || !put(x2, in[i - 2]) || !put(x1, in[i - 3]) || !put(x0, in[i - 4])) return false;
-    for (const uint32_t state : {x3, x2, x1, x0}) w -= 4, store_le<uint32_t>(w, state);
+    const uint32_t final_states[kStates] = {x0, x1, x2, x3};
+    rans_enc::put_states(w, final_states, kStates);
     const size_t coded = static_cast<size_t>(out + *out_size - w);
     std::memcpy(out, table.data(), table_size);
     std::memmove(out + table_size, w, coded);

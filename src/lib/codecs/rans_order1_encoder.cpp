@@ -400,10 +400,7 @@ uint8_t* encode_lanes(uint8_t* in, unsigned n, const uint32_t* entry, uint8_t* e
     Bytes by_step(steps * kLanes);
     transpose_bytes<false>(by_step.data(), steps, kLanes, [&](uint64_t lane) { return in + lane * steps; });
     if (!steps_fn(by_step.data(), steps, entry, state, w, lowest + 4 * kLanes, context_shift)) return nullptr;
-    for (int lane = kLanes - 1; lane >= 0; --lane) {
-        w -= 4;
-        for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(state[lane] >> (8 * b));
-    }
+    put_states(w, state, kLanes);
     return w;
 }
 
