@@ -46,7 +46,7 @@ constexpr unsigned kMinX32 = 1001;
 
 // The kernels for one order: encode and decode, or null for "use the wrapper"; encode_small
 // and decode_small, where set, code inputs (outputs) of up to kSmallEncodeBytes
-// (kSmallDecodeBytes) instead; decode_grouped decodes statezip's own streams that encode_small
+// (kSmallDecodeBytes; order 0 kSmallOrder0DecodeBytes) instead; decode_grouped decodes statezip's own streams that encode_small
 // writes (rans_order1_form.hpp: grouped contexts, planes in two halves), of any size.
 using SmallEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
                                               OrderVerdict*, int*);
@@ -69,6 +69,11 @@ constexpr unsigned kSmallEncodeBytes = 4u << 20;
 // 1.5 MB 0.9-1.0x, 4 MB 0.87x; AVX2 against the library's AVX2 decoder: 0.1 MB 1.4-2.1x,
 // 0.25 MB 1.1-1.8x, 1 MB 0.9-1.1x): below this size it decodes, above the library does.
 constexpr unsigned kSmallDecodeBytes = 1u << 20;
+// statezip's order-0 decoder of one stream fills its 4096 slots a vector at a time where the
+// library fills them one by one (half of the library's time on planes of 2-16 KB, a q5_1 cache's
+// scale planes: that cache decompresses 1.15x as fast); its loop runs ~6 % slower than the
+// library's, which the fill no longer pays for on planes above this.
+constexpr unsigned kSmallOrder0DecodeBytes = 64u << 10;
 struct KernelSet {
     KernelPair order[2];
     // The slot fill of statezip's decoders of the library's small order-0 streams (any form
@@ -122,6 +127,7 @@ KernelSet kernels_for(int mask) {
         k.order[0].decode = rans_uncompress_O0_32x16_avx512, k.order[1].decode = rans_uncompress_O1_32x16_avx512;
     }
     k.order[0].decode_in_pairs = avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order0_pairs_available();
+    if (k.order[0].decode_in_pairs) k.order[0].decode_small = rans_order0_decode_one;
     // Order 1 of small planes by statezip's own decoder, in the widest form allowed: the same
     // bytes (rans_order1_decoder.cpp).
     if (avx512 && (mask & RANS_CPU_DEC_AVX512) && rans_order1_avx512_available())
@@ -232,7 +238,8 @@ RansDecodeKernel decoder_for(int flags, unsigned out_size) {
     if (flags != RANS_ORDER_X32 && flags != (RANS_ORDER_X32 | 1)) return nullptr;
     const KernelPair& k = kernels().order[flags & 1];
     if (!k.decode) return nullptr;
-    return k.decode_small && out_size <= kSmallDecodeBytes ? k.decode_small : k.decode;
+    const unsigned small_max = flags & 1 ? kSmallDecodeBytes : kSmallOrder0DecodeBytes;
+    return k.decode_small && out_size <= small_max ? k.decode_small : k.decode;
 }
 }  // namespace
 

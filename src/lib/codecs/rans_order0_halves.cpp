@@ -154,6 +154,19 @@ STZ_PAIR_TARGET void pair_steps(Half& a, uint8_t* out_a, Half& b, uint8_t* out_b
     _mm512_store_si512(a.state, a_lo), _mm512_store_si512(a.state + 16, a_hi);
     _mm512_store_si512(b.state, b_lo), _mm512_store_si512(b.state + 16, b_hi);
 }
+
+// Steps [0, steps) of one stream: pair_steps' loop on a single half.
+STZ_PAIR_TARGET void single_steps(Half& h, uint8_t* out, size_t steps) {
+    __m512i lo = _mm512_load_si512(h.state), hi = _mm512_load_si512(h.state + 16);
+    const uint8_t *p = h.p, *end = h.end;
+    constexpr auto ahead = static_cast<std::ptrdiff_t>(kWordsAhead);
+    for (size_t i = 0; i < steps; ++i) {
+        if (end - p < ahead) p = keep_words_ahead(h, p), end = h.end;
+        step32(lo, hi, h.table, p, out + i * kLanes);
+    }
+    h.p = p;
+    _mm512_store_si512(h.state, lo), _mm512_store_si512(h.state + 16, hi);
+}
 #undef STZ_PAIR_TARGET
 #endif
 
@@ -211,6 +224,21 @@ bool rans_order0_encode_halves(uint8_t* in, unsigned n, uint8_t* out, unsigned* 
 }
 
 bool rans_order0_pairs_available() { return cpu::avx512_vbmi2(); }
+
+unsigned char* rans_order0_decode_one(unsigned char* in, unsigned in_size, unsigned char* out, unsigned n) {
+#if defined(__x86_64__)
+    Half h;
+    h.table = half_tables().slots[0];
+    if (!open_half(in, in_size, h, order1::fill_row_avx512)) return nullptr;
+    size_t steps = 0;
+    if (h.single_symbol < 0) single_steps(h, out, steps = n / kLanes);
+    finish_half(h, out, n, steps);
+    return out;
+#else
+    (void)in, (void)in_size, (void)out, (void)n;
+    return nullptr;
+#endif
+}
 
 bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned n, bool in_pairs,
                                RansDecodeKernel decode_half) {

@@ -51,4 +51,11 @@ bool rans_order0_pairs_available();
 bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out, unsigned n, bool in_pairs,
                                RansDecodeKernel decode_half);
 
+// One order-0 X32 stream's kernel part (a half's form) into exactly n bytes at `out`, by the
+// lanes rans_order0_decode_halves steps in pairs, one stream alone (only where
+// rans_order0_pairs_available): the library's bytes without its set-up, whose scalar fill of the
+// 4096 slots was half of its decoder's time on planes of a few KB. `out`, or null if the stream
+// is malformed; reads no byte outside `in`.
+unsigned char* rans_order0_decode_one(unsigned char* in, unsigned in_size, unsigned char* out, unsigned n);
+
 }  // namespace stz
