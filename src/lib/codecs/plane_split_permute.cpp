@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "byte_transpose.hpp"
+#include "x86_intrinsics.hpp"
 #include "plane_split.hpp"
 
 namespace stz::planes {
@@ -40,6 +41,21 @@ void permute_scalar_in_order(uint8_t* elems, uint8_t* const* plane, uint64_t R) 
         for (unsigned j = 0; j < W; ++j) ToPlanes ? void(dst[j][r] = elems[r * W + j]) : void(elems[r * W + j] = dst[j][r]);
 }
 
+#if defined(__x86_64__)
+// The 8x8 byte matrix `rows` (byte k of rows[r] its row r, column k) transposed into `cols`.
+inline void transpose_8x8(const uint64_t rows[8], uint64_t cols[8]) {
+    const auto row = [&](int r) { return _mm_cvtsi64_si128(static_cast<long long>(rows[r])); };
+    const __m128i t0 = _mm_unpacklo_epi8(row(0), row(1)), t1 = _mm_unpacklo_epi8(row(2), row(3));
+    const __m128i t2 = _mm_unpacklo_epi8(row(4), row(5)), t3 = _mm_unpacklo_epi8(row(6), row(7));
+    const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi16(t2, t3), u3 = _mm_unpackhi_epi16(t2, t3);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(cols), _mm_unpacklo_epi32(u0, u2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(cols + 2), _mm_unpackhi_epi32(u0, u2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(cols + 4), _mm_unpacklo_epi32(u1, u3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(cols + 6), _mm_unpackhi_epi32(u1, u3));
+}
+#endif
+
 // Quant blocks in storage order: the header bytes one by one, the payload as one copy. Always
 // inlined, so that the calls with compile-time sizes (every block type the parsers know) get
 // an unrolled header loop and an inlined payload copy instead of a memcpy call for 16-32
@@ -51,7 +67,33 @@ template <bool ToPlanes>
     uint8_t* head[kMaxHead];
     for (uint64_t b = 0; b < H; ++b) head[b] = plane[b];
     uint8_t* const payload = plane[H];
-    for (uint64_t i = 0; i < n; ++i) {
+    uint64_t i = 0;
+#if defined(__x86_64__)
+    // Eight blocks at a time where a head fits in eight bytes and a block is that long: the
+    // heads' bytes and the planes' are the two sides of one 8x8 byte transpose. On the way
+    // back a head is stored as eight bytes, its last 8 - H then overwritten by the payload's
+    // copy. (Byte by byte, a q5_1 block's eight head bytes were 12 % of its decompression.)
+    if (H <= 8 && W >= 8)
+        for (; i + 8 <= n; i += 8) {
+            uint64_t rows[8] = {}, cols[8];
+            uint8_t* const e = elems + i * W;
+            if (ToPlanes) {
+                for (unsigned k = 0; k < 8; ++k) std::memcpy(&rows[k], e + k * W, 8);
+            } else {
+                for (uint64_t b = 0; b < H; ++b) std::memcpy(&rows[b], head[b] + i, 8);
+            }
+            transpose_8x8(rows, cols);
+            for (unsigned k = 0; k < 8; ++k) {
+                uint8_t* const block = e + k * W;
+                uint8_t* const body_at = payload + (i + k) * body;
+                if (ToPlanes) std::memcpy(body_at, block + H, body);
+                else std::memcpy(block, &cols[k], 8), std::memcpy(block + H, body_at, body);
+            }
+            if (ToPlanes)
+                for (uint64_t b = 0; b < H; ++b) std::memcpy(head[b] + i, &cols[b], 8);
+        }
+#endif
+    for (; i < n; ++i) {
         uint8_t* e = elems + i * W;
         for (uint64_t b = 0; b < H; ++b) ToPlanes ? void(head[b][i] = e[b]) : void(e[b] = head[b][i]);
         ToPlanes ? void(std::memcpy(payload + i * body, e + H, body)) : void(std::memcpy(e + H, payload + i * body, body));
