@@ -255,11 +255,19 @@ void DeltaRunCodec::write_block(const Block& b, ByteSpan in, size_t out_size, ui
     // Word k's difference from the word `lag` back (lag 0: the word), from what is decoded.
     auto word = [&](size_t k) { return load_le<uint32_t>(dst + 4 * k); };
     auto base = [&](size_t k) { return lag && k >= lag ? word(k - lag) : 0u; };
+    // A literal (width bytes, little-endian) by one 4-byte load where 4 bytes remain: a memcpy of
+    // a run-time length was a library call per word (a token list's whole decoding).
+    const uint32_t mask = width == 4 ? ~0u : (1u << 8 * width) - 1;
+    auto literal = [&](size_t at) {
+        if (in.size() - at >= 4) return load_le<uint32_t>(in.data() + at) & mask;
+        uint32_t v = 0;
+        for (unsigned k = 0; k < width; ++k) v |= uint32_t{in[at + k]} << 8 * k;
+        return v;
+    };
     size_t i = 0, pos = b.literals_at;
     for (const auto& [n_lit, rep] : b.pairs) {
         for (const size_t end = i + n_lit; i < end; ++i, pos += width) {
-            uint32_t v = 0;
-            std::memcpy(&v, in.data() + pos, width);
+            const uint32_t v = literal(pos);
             store_le<uint32_t>(dst + 4 * i, (lag ? unzigzag(v) : v) + base(i));
         }
         for (const size_t end = i + rep; i < end; ++i) store_le<uint32_t>(dst + 4 * i, word(i - period) - base(i - period) + base(i));
