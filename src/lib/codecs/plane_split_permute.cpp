@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "byte_transpose.hpp"
-#include "x86_intrinsics.hpp"
 #include "plane_split.hpp"
+#include "x86_intrinsics.hpp"
 
 namespace stz::planes {
 

@@ -46,8 +46,9 @@ constexpr unsigned kMinX32 = 1001;
 
 // The kernels for one order: encode and decode, or null for "use the wrapper"; encode_small
 // and decode_small, where set, code inputs (outputs) of up to kSmallEncodeBytes
-// (kSmallDecodeBytes; order 0 kSmallOrder0DecodeBytes) instead; decode_grouped decodes statezip's own streams that encode_small
-// writes (rans_order1_form.hpp: grouped contexts, planes in two halves), of any size.
+// (kSmallDecodeBytes; order 0: kSmallOrder0DecodeBytes) instead; decode_grouped decodes
+// statezip's own streams that encode_small writes (rans_order1_form.hpp: grouped contexts,
+// planes in two halves), of any size.
 using SmallEncodeKernel = unsigned char* (*)(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
                                               OrderVerdict*, int*);
 struct KernelPair {
