@@ -57,27 +57,29 @@ size_t body_at(const Bytes& stream) {
     return 1 + size_bytes;
 }
 
-// The body decoded by statezip's own lanes, in pairs or one at a time (no library kernel), into
-// a buffer of exactly n bytes; empty if refused.
-Bytes decoded_own(const Bytes& stream, size_t n, bool in_pairs) {
+// The body after the stream's flags and size, decoded by `decode(body, body_size, out)` into a
+// buffer of exactly n bytes (the body alone in its buffer: no slack after it); empty if refused.
+template <class Decode>
+Bytes decoded_body(const Bytes& stream, size_t n, Decode&& decode) {
     const size_t at = body_at(stream);
     std::vector<uint8_t> body(stream.begin() + static_cast<std::ptrdiff_t>(at), stream.end());
     std::vector<uint8_t> out(n);
-    if (!rans_order0_decode_halves(body.data(), static_cast<unsigned>(body.size()), out.data(), static_cast<unsigned>(n),
-                                   in_pairs, nullptr))
-        return {};
+    if (!decode(body.data(), static_cast<unsigned>(body.size()), out.data())) return {};
     return Bytes(out.begin(), out.end());
 }
 
-// One stream's kernel part decoded by rans_order0_decode_one into a buffer of exactly n bytes;
-// empty if refused.
+// The halves decoded by statezip's own lanes, in pairs or one at a time (no library kernel).
+Bytes decoded_own(const Bytes& stream, size_t n, bool in_pairs) {
+    return decoded_body(stream, n, [&](uint8_t* body, unsigned size, uint8_t* out) {
+        return rans_order0_decode_halves(body, size, out, static_cast<unsigned>(n), in_pairs, nullptr);
+    });
+}
+
+// One stream decoded by rans_order0_decode_one.
 Bytes decoded_one(const Bytes& stream, size_t n) {
-    const size_t at = body_at(stream);
-    std::vector<uint8_t> body(stream.begin() + static_cast<std::ptrdiff_t>(at), stream.end());
-    std::vector<uint8_t> out(n);
-    if (!rans_order0_decode_one(body.data(), static_cast<unsigned>(body.size()), out.data(), static_cast<unsigned>(n)))
-        return {};
-    return Bytes(out.begin(), out.end());
+    return decoded_body(stream, n, [&](uint8_t* body, unsigned size, uint8_t* out) {
+        return rans_order0_decode_one(body, size, out, static_cast<unsigned>(n)) != nullptr;
+    });
 }
 
 std::vector<int> masks_here() {
