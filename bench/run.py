@@ -2,7 +2,7 @@
 """Benchmark statezip against the system zstd, xz and lz4 on real state files, in one run,
 and write bench/RESULTS.md.
 
-    bench/run.py [--build build] [--runs 3] [--out bench/RESULTS.md] [FOLDER_OR_FILE ...]
+    bench/run.py [--build build] [--runs 3] [--min-time 10] [--out bench/RESULTS.md] [FOLDER_OR_FILE ...]
 
 Inputs: the given folders/files, else the folders in $STATEZIP_CORPUS (':'-separated), else
 the bundled sample. Every .bin below a folder is used. For each file, `statezip bench --json
@@ -81,6 +81,7 @@ def main():
     ap.add_argument("inputs", nargs="*")
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--min-time", type=float, default=10, help="ms a timed run of a statezip pipeline lasts at least")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "RESULTS.md"))
     args = ap.parse_args()
     stz = os.path.join(args.build, "statezip")
@@ -96,6 +97,7 @@ def main():
         for n, f in enumerate(files, 1):
             print(f"[{n}/{len(files)}] {f}", file=sys.stderr)
             out = subprocess.run([stz, "bench", "--json", "--sections", "--runs", str(args.runs),
+                                  "--min-time", str(args.min_time),
                                   "--pipelines", ",".join(PIPELINES), f], capture_output=True, check=True, text=True)
             fr = json.loads(out.stdout)["files"][0]
             fr["folder"] = folder_of(f, roots)
@@ -134,7 +136,9 @@ def write_results(args, files, per_file, kv, speed_by_type, bound_by_type):
     L = ["# Benchmark results", "",
          f"Command: `{' '.join(['bench/run.py'] + sys.argv[1:])}`" + (f" with `STATEZIP_CORPUS={os.environ.get('STATEZIP_CORPUS')}`" if os.environ.get("STATEZIP_CORPUS") and not args.inputs else ""),
          f"Date: {datetime.date.today()}; machine: {os.cpu_count()} cores, {cpu}; single-threaded (`-T1`, tools with `-T1`).",
-         f"Timed runs per measurement: {args.runs} after one warm-up, median. statezip is timed in-process (no I/O); the system",
+         f"Timed runs per measurement: {args.runs} after one warm-up, median. statezip is timed in-process (no I/O), each run",
+         f"repeating the call back to back until it lasts {args.min_time:g} ms (the mean of those calls is the run's time; as",
+         "zstd's own benchmark does: one call on a small file is within the machine's jitter); the system",
          "tools as processes on files in a temp folder (their start-up is included, which penalises them on small files).",
          "Ratio = original bytes / compressed bytes. MB/s = original bytes per second. ×zstd:3 = speed as a multiple of",
          "statezip's in-process `zstd:3` measured in the same run on the same bytes (the fair speed reference on a",

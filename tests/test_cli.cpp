@@ -145,6 +145,14 @@ TEST_CASE("cli: bench reports verified rows as JSON and CSV, and plots", "[cli][
     REQUIRE(sh(kBin + " bench --pipelines default,zstd:3 --runs 1 --csv --no-external --sections " + kData +
                "/ggsq3.stories260K-hd32.q8_0.fa1.c1024.t322.bin > " + d + "/b.csv") == 0);
     CHECK(sh("test $(wc -l < " + d + "/b.csv) -eq 3") == 0);
+    // A run as one call, or as calls repeated to last 5 ms: the same rows either way.
+    for (const char* min_time : {"0", "5"}) {
+        REQUIRE(sh(kBin + " bench --pipelines default,zstd:3 --runs 1 --csv --no-external --min-time " + min_time + " " +
+                   kData + "/ggsq3.stories260K-hd32.q8_0.fa1.c1024.t322.bin > " + d + "/m.csv") == 0);
+        CHECK(sh("test $(wc -l < " + d + "/m.csv) -eq 3") == 0);
+    }
+    CHECK(sh(kBin + " bench --runs 1 --no-external --min-time -1 " + kData +
+             "/ggsq3.stories260K.f16.fa1.c1024.t322.bin > /dev/null 2>&1") != 0);
     CHECK(sh(kBin + " bench --pipelines nosuch " + kData + "/ggsq3.stories260K.f16.fa1.c1024.t322.bin 2>/dev/null") != 0);
 }
 

@@ -2,6 +2,7 @@
 // system zstd/xz/lz4 tools, with a byte-exact round-trip check of every run.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -71,33 +72,52 @@ struct Trial {
     // copies) and its page faults with the codec, about a quarter of a fast compression of
     // the corpus's 8 MB f16 file. The warm-up run faults them in.
     Bytes compressed_buffer, decompressed_buffer;
+    // Calls per timed sample, each way, set from the warm-up run (see bench_pipelines).
+    int compress_calls = 1, decompress_calls = 1;
 };
+
+// How many back-to-back calls make a timed sample of at least `min_seconds`, given one call's
+// time: a small file's single call (0.1-0.3 ms on the corpus's 120 KB q5_0 cache) is within
+// the machine's jitter, so its median over a few runs moved by up to half between two runs of
+// the same bytes. zstd's own benchmark and lzbench loop the same way, with a minimum time.
+int calls_per_sample(double one_call_seconds, double min_seconds) {
+    if (min_seconds <= 0 || one_call_seconds >= min_seconds) return 1;
+    const double calls = std::ceil(min_seconds / std::max(one_call_seconds, 1e-7));
+    return static_cast<int>(std::min(calls, 10000.0));
+}
 
 // Every pipeline in turn within each run (run 0 is the warm-up), compression runs first and
 // then decompression runs: a shared machine's drifting speed then weighs on all pipelines
-// alike, and each speed is a median over runs. `lossy`: compressed with that mode; each round
-// trip must give `expect` (the rounded file), else `data`.
-std::vector<Row> bench_pipelines(const Bytes& data, const ParsedFile& pf, const std::vector<std::string>& names, int runs,
-                                 unsigned threads, const LossySpec& lossy = {}, const Bytes* expect = nullptr) {
+// alike, and each speed is a median over runs. A run's sample is one call, or as many calls in
+// a row as last `min_seconds` (counted from the warm-up's call), timed together. `lossy`:
+// compressed with that mode; each round trip must give `expect` (the rounded file), else `data`.
+std::vector<Row> bench_pipelines(const Bytes& data, const ParsedFile& pf, const std::vector<std::string>& names,
+                                 const BenchOptions& b, const LossySpec& lossy = {}, const Bytes* expect = nullptr) {
+    const int runs = b.runs;
+    const double min_seconds = b.min_time_ms / 1e3;
     std::vector<Trial> trials(names.size());
     for (size_t k = 0; k < names.size(); ++k) {
         Trial& t = trials[k];
         t.row.pipeline = lossy.active() ? names[k] + " --lossy=" + lossy.text() : names[k];
         t.opt.codec = choice_for(names[k]);
         t.opt.lossy = lossy;
-        t.opt.threads = threads;
+        t.opt.threads = b.threads;
     }
     for (int i = 0; i <= runs; ++i)
         for (Trial& t : trials) {
-            MemorySource src(data);
             MemorySink sink;
             sink.out = std::move(t.compressed_buffer);
-            sink.out.clear();
             sink.out.reserve(data.size() + data.size() / 16 + 4096);  // past that, it grows
+            CompressResult r;
             auto t0 = Clock::now();
-            CompressResult r = compress_parsed(src, pf, sink, t.opt);
-            auto t1 = Clock::now();
-            if (i) t.ct.push_back(std::chrono::duration<double>(t1 - t0).count());
+            for (int call = 0; call < t.compress_calls; ++call) {
+                MemorySource src(data);
+                sink.out.clear();
+                r = compress_parsed(src, pf, sink, t.opt);
+            }
+            const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (i) t.ct.push_back(seconds / t.compress_calls);
+            else t.compress_calls = calls_per_sample(seconds, min_seconds);
             if (i == runs) {
                 for (size_t s = 0; s < pf.sections.size(); ++s) {
                     const Section& sec = pf.sections[s];
@@ -115,15 +135,20 @@ std::vector<Row> bench_pipelines(const Bytes& data, const ParsedFile& pf, const 
         for (Trial& t : trials) {
             // Into a buffer of the known size, as a caller of stz_decompress (and zstd's own
             // benchmark) decodes: each chunk is decoded where it belongs.
-            MemoryStream in(t.packed);
             Bytes& back = t.decompressed_buffer;
             back.resize(data.size());
-            SpanSink out(back.data(), back.size());
+            size_t used = 0;
             auto t0 = Clock::now();
-            decompress_stream(in, out, threads);
-            auto t1 = Clock::now();
-            if (i) t.dt.push_back(std::chrono::duration<double>(t1 - t0).count());
-            if (out.used() != back.size() || back != (expect ? *expect : data))
+            for (int call = 0; call < t.decompress_calls; ++call) {
+                MemoryStream in(t.packed);
+                SpanSink out(back.data(), back.size());
+                decompress_stream(in, out, b.threads);
+                used = out.used();
+            }
+            const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (i) t.dt.push_back(seconds / t.decompress_calls);
+            else t.decompress_calls = calls_per_sample(seconds, min_seconds);
+            if (used != back.size() || back != (expect ? *expect : data))
                 throw Error("round trip of pipeline " + t.row.pipeline + " is not byte-exact");
         }
     std::vector<Row> rows;
@@ -205,7 +230,8 @@ void print_human(const std::vector<FileResult>& results, bool sections) {
             std::printf("  best pipeline per section kind:\n");
             for (const auto& [k, b] : best) std::printf("    %-12s %-34s ratio %.4f\n", k.c_str(), b.first.c_str(), b.second);
         }
-        std::printf("  (median of the timed runs after one warm-up; statezip rows in-process, system tools as processes)\n");
+        std::printf("  (median of the timed runs after one warm-up; statezip rows in-process, a run's calls repeated to last\n"
+                    "   --min-time, system tools as processes)\n");
     }
 }
 
@@ -292,14 +318,14 @@ int run_bench(const BenchOptions& b) {
                         fr.float_kv_bound += bits * (s.size / elem_type_info(s.type).block_bytes) / 8;
                     }
             if (progress) std::fprintf(stderr, "\r\033[Kbench %s: %zu pipelines", printable(f).c_str(), pipes.size());
-            for (Row& r : bench_pipelines(data, pf, pipes, b.runs, b.threads)) fr.rows.push_back(std::move(r));
+            for (Row& r : bench_pipelines(data, pf, pipes, b)) fr.rows.push_back(std::move(r));
             std::vector<std::string> presets;  // the preset rows again, lossy (compact: presets only)
             for (const auto& p : pipes)
                 if (preset_from_name(p)) presets.push_back(p);
             for (const auto& spec : b.lossy) {
                 const LossySpec ls = parse_lossy_spec(spec);
                 const Bytes rounded = apply_lossy(data, pf, ls);
-                for (Row& r : bench_pipelines(data, pf, presets, b.runs, b.threads, ls, &rounded)) fr.rows.push_back(std::move(r));
+                for (Row& r : bench_pipelines(data, pf, presets, b, ls, &rounded)) fr.rows.push_back(std::move(r));
             }
             if (b.external) {
                 if (progress) std::fprintf(stderr, "\r\033[Kbench %s: system tools", printable(f).c_str());

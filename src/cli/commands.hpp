@@ -30,6 +30,7 @@ struct BenchOptions {
     std::vector<std::string> files;
     std::vector<std::string> pipelines;  // empty = the built-in list
     int runs = 3;
+    double min_time_ms = 10;  // a timed sample repeats the call until it lasts this long
     bool json = false, csv = false, sections = false, external = true, quick = false;
     std::string plot;
     std::vector<std::string> lossy;  // --lossy specs: preset rows again with each (bench_lossy.cpp)

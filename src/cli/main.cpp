@@ -41,7 +41,7 @@ struct UsageError : std::runtime_error {
 const char* long_name_taking_value(const std::string& s) {
     static const std::pair<const char*, const char*> names[] = {
         {"-T", "--threads"}, {"--threads", "--threads"}, {"-o", "--output"}, {"--output", "--output"},
-        {"-n", "--runs"}, {"--runs", "--runs"}, {"--level", "--level"}, {"--preset", "--preset"},
+        {"-n", "--runs"}, {"--runs", "--runs"}, {"--min-time", "--min-time"}, {"--level", "--level"}, {"--preset", "--preset"},
         {"--codec", "--codec"}, {"--chunk-size", "--chunk-size"}, {"--n-layer", "--n-layer"}, {"--n-ctx", "--n-ctx"},
         {"--n-embd", "--n-embd"}, {"--plot", "--plot"}, {"--pipelines", "--pipelines"}, {"-M", "--memory"},
         {"--memory", "--memory"}, {"--lossy", "--lossy"}, {"--patch-from", "--patch-from"}, {"--append", "--append"},
@@ -196,6 +196,9 @@ void declare_subcommands(CLI::App& app, Flags& f) {
     f.bench = app.add_subcommand("bench", "size and speed of every codec pipeline on state files");
     f.bench->add_option("files", f.b.files, "state files (default: the bundled sample)");
     f.bench->add_option("--runs,-n", f.b.runs, "timed runs per pipeline (median reported)")->check(CLI::Range(1, 100));
+    f.bench->add_option("--min-time", f.b.min_time_ms,
+                        "statezip rows: a timed run repeats the call until it lasts this many ms (default 10; 0 = one call)")
+        ->check(CLI::Range(0.0, 10000.0));
     f.bench->add_flag("--json", f.b.json, "JSON output");
     f.bench->add_flag("--csv", f.b.csv, "CSV output");
     f.bench->add_flag("--sections", f.b.sections, "per-section breakdown (which pipeline wins on K, V, metadata)");
