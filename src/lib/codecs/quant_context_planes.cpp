@@ -1,6 +1,8 @@
 // qctx's modes 2 and 3: every byte of the chunk in rANS planes (the format is described in
 // quant_context_codec.cpp).
 #include <algorithm>
+#include <bit>
+#include <cassert>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -97,15 +99,27 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     for (size_t i = 0; i < sampled; ++i) k = symbols(block(i), &syms[i * kElems]);
     uint16_t* const byte_pairs = dense ? nullptr : scratch.byte_pairs->cells;
     const size_t n_pairs = (sampled - std::min(sampled, size_t{cols})) * k;
+    // A cell is the symbol one row up, shifted, or'd with the symbol (alphabets are powers of
+    // two); the small alphabet's tables taken four symbols at a time, each from its own pointer.
+    // (With each symbol's table offset and cell worked out by two multiplications, the count
+    // of a trained q4_1 cache's values took about a sixth longer, perf.)
+    assert(std::has_single_bit(alphabet));
+    const unsigned bits = static_cast<unsigned>(std::countr_zero(alphabet));
+    const size_t stride = dense ? cells : 0;  // (the byte pairs' cells would lie past the tables)
+    uint32_t* const by_lane[kDenseTables] = {dense_pairs, dense_pairs + stride, dense_pairs + 2 * stride, dense_pairs + 3 * stride};
+    static_assert(kDenseTables == 4 && kElems % kDenseTables == 0);
     for (size_t i = cols; i < sampled; ++i) {
         const uint8_t* const s = &syms[i * kElems];
         const uint8_t* const up = s - cols * kElems;
         if (dense) {
-            for (unsigned j = 0; j < k; ++j) ++dense_pairs[(j % kDenseTables) * cells + uint32_t(up[j]) * alphabet + s[j]];
+            unsigned j = 0;
+            for (; j + kDenseTables <= k; j += kDenseTables)
+                for (unsigned t = 0; t < kDenseTables; ++t) ++by_lane[t][uint32_t(up[j + t]) << bits | s[j + t]];
+            for (; j < k; ++j) ++by_lane[j % kDenseTables][uint32_t(up[j]) << bits | s[j]];
             continue;
         }
         for (unsigned j = 0; j < k; ++j) {  // (no branch: whether a cell is new is a coin toss)
-            const uint32_t cell = uint32_t(up[j]) * alphabet + s[j];
+            const uint32_t cell = uint32_t(up[j]) << bits | s[j];
             used[n_used] = cell;
             n_used += byte_pairs[cell]++ == 0;
         }
