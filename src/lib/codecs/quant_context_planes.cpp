@@ -102,7 +102,7 @@ PlaneCounts count_plane(unsigned alphabet, BlockAt&& block, Symbols&& symbols, s
     // A cell is the symbol one row up, shifted, or'd with the symbol (alphabets are powers of
     // two); the small alphabet's tables taken four symbols at a time, each from its own pointer.
     // (With each symbol's table offset and cell worked out by two multiplications, the count
-    // of a trained q4_1 cache's values took about a sixth longer, perf.)
+    // of a trained q4_1 cache's values took about a fifth longer, perf.)
     assert(std::has_single_bit(alphabet));
     const unsigned bits = static_cast<unsigned>(std::countr_zero(alphabet));
     const size_t stride = dense ? cells : 0;  // (the byte pairs' cells would lie past the tables)
