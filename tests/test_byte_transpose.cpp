@@ -50,19 +50,23 @@ size_t wrong_columns(Columns& c, uint64_t width) {
 
 TEST_CASE("byte transpose: every shape around the tiles, both ways, the definition's bytes", "[codecs][planes]") {
     const uint64_t row_counts[] = {0, 1, 5, 15, 16, 17, 31, 32, 33, 47, 508};
-    const uint64_t widths[] = {1, 2, 6, 15, 16, 17, 18, 22, 34, 63, 64, 65, 70, 79, 80, 81, 127, 128, 130, 200};
-    for (uint64_t rows : row_counts)
-        for (uint64_t width : widths) {
-            CAPTURE(rows, width);
-            std::vector<uint8_t> matrix(kPad * 2 + rows * width, kGuard);
-            for (uint64_t r = 0; r < rows; ++r)
-                for (uint64_t x = 0; x < width; ++x) matrix[kPad + r * width + x] = byte_at(r, x);
-            Columns columns(rows, width);
-            transpose_bytes<true>(matrix.data() + kPad, rows, width, [&](uint64_t x) { return columns.at(x, width); });
-            CHECK(wrong_columns(columns, width) == 0);
+    const uint64_t widths[] = {1, 2, 6, 15, 16, 17, 18, 22, 34, 63, 64, 65, 70, 79, 80, 81, 127, 128, 130, 200, 576};
+    // Every form of the tiles this CPU runs: 16 x 16 everywhere; strips of 32 columns; blocks of 64.
+    const int widest = static_cast<int>(widest_tile_form());
+    for (TileForm form : {TileForm::Narrow, TileForm::Avx2, TileForm::Avx512})
+        for (uint64_t rows : row_counts)
+            for (uint64_t width : widths) {
+                if (static_cast<int>(form) > widest) continue;
+                CAPTURE(static_cast<int>(form), rows, width);
+                std::vector<uint8_t> matrix(kPad * 2 + rows * width, kGuard);
+                for (uint64_t r = 0; r < rows; ++r)
+                    for (uint64_t x = 0; x < width; ++x) matrix[kPad + r * width + x] = byte_at(r, x);
+                Columns columns(rows, width);
+                transpose_bytes<true>(matrix.data() + kPad, rows, width, [&](uint64_t x) { return columns.at(x, width); }, form);
+                CHECK(wrong_columns(columns, width) == 0);
 
-            std::vector<uint8_t> back(kPad * 2 + rows * width, kGuard);
-            transpose_bytes<false>(back.data() + kPad, rows, width, [&](uint64_t x) { return columns.at(x, width); });
-            CHECK(wrong_matrix(back, rows, width) == 0);
-        }
+                std::vector<uint8_t> back(kPad * 2 + rows * width, kGuard);
+                transpose_bytes<false>(back.data() + kPad, rows, width, [&](uint64_t x) { return columns.at(x, width); }, form);
+                CHECK(wrong_matrix(back, rows, width) == 0);
+            }
 }
