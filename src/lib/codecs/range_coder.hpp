@@ -8,6 +8,21 @@ namespace stz {
 inline constexpr uint32_t kProbBits = 12;
 inline constexpr uint16_t kProbInit = 1u << (kProbBits - 1);
 
+// `v`, hidden from the optimiser: masks made from a comparison stay masks (GCC turns them
+// back into the branch otherwise).
+inline uint32_t opaque(uint32_t v) {
+#if defined(__GNUC__)
+    __asm__("" : "+r"(v));
+#endif
+    return v;
+}
+
+// The adapted probability after a 0 (mask 0) or a 1 (mask all ones), as bit() adapts it.
+inline uint16_t select_prob(uint16_t p, uint32_t mask, unsigned rate) {
+    const uint32_t after0 = p + (((1u << kProbBits) - p) >> rate), after1 = p - (p >> rate);
+    return static_cast<uint16_t>(after0 + ((after1 - after0) & mask));
+}
+
 class RangeEncoder {
 public:
     explicit RangeEncoder(Bytes& out) : out_(out) {}
@@ -26,6 +41,18 @@ public:
             shift_low();
         }
     }
+    // bit() computed without a branch on the bit (the same arithmetic, by masks): for
+    // decisions close to a coin toss (a tree's levels), where a mispredicted branch costs more.
+    void bit_unpredictable(uint16_t& p, unsigned b, unsigned rate) {
+        const uint32_t bound = (range_ >> kProbBits) * p, mask = opaque(0u - b);
+        low_ += bound & mask;
+        range_ = bound + ((range_ - 2 * bound) & mask);
+        p = select_prob(p, mask, rate);
+        while (range_ < (1u << 24)) {
+            range_ <<= 8;
+            shift_low();
+        }
+    }
     // A byte through a binary tree of 255 probabilities (MSB first).
     void byte(uint16_t* tree, unsigned sym, unsigned rate) {
         unsigned node = 1;
@@ -33,6 +60,18 @@ public:
             unsigned b = (sym >> i) & 1;
             bit(tree[node], b, rate);
             node = (node << 1) | b;
+        }
+    }
+    // `count` bits of `v` (MSB first), each at probability one half: bits with nothing to
+    // learn (the low bits of a value seen once) cost exactly one bit and no model.
+    void direct_bits(uint32_t v, unsigned count) {
+        while (count--) {
+            range_ >>= 1;
+            if ((v >> count) & 1) low_ += range_;
+            while (range_ < (1u << 24)) {
+                range_ <<= 8;
+                shift_low();
+            }
         }
     }
     void finish() {
@@ -88,10 +127,37 @@ public:
         }
         return b;
     }
+    unsigned bit_unpredictable(uint16_t& p, unsigned rate) {
+        const uint32_t bound = (range_ >> kProbBits) * p;
+        const unsigned b = code_ >= bound;
+        const uint32_t mask = opaque(0u - b);
+        code_ -= bound & mask;
+        range_ = bound + ((range_ - 2 * bound) & mask);
+        p = select_prob(p, mask, rate);
+        while (range_ < (1u << 24)) {
+            range_ <<= 8;
+            code_ = (code_ << 8) | next();
+        }
+        return b;
+    }
     unsigned byte(uint16_t* tree, unsigned rate) {
         unsigned node = 1;
         for (int i = 0; i < 8; ++i) node = (node << 1) | bit(tree[node], rate);
         return node & 0xFF;
+    }
+    uint32_t direct_bits(unsigned count) {
+        uint32_t v = 0;
+        while (count--) {
+            range_ >>= 1;
+            const unsigned b = code_ >= range_;
+            if (b) code_ -= range_;
+            v = (v << 1) | b;
+            while (range_ < (1u << 24)) {
+                range_ <<= 8;
+                code_ = (code_ << 8) | next();
+            }
+        }
+        return v;
     }
     bool overran() const { return pos_ > in_.size() + kFlushBytes; }
 

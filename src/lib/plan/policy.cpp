@@ -179,12 +179,12 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
     return max_kv_alternatives(s, trim, block, value, graph);
 }
 
-// Cell lists (records of int32 fields: position, sequence count, sequence ids) and token
-// lists (int32 ids) through deltarun, which turns the arithmetic runs of cells into a few
-// counts and narrows tokens to their bytes in use (corpus, bench/META.md: cells 71 KB ->
-// 2 KB, tokens 55 KB -> 45 KB in the default, both below xz -9e on every file). Tokens keep
-// lag 0 (their matches are phrases, not differences) and get lzma where the preset can
-// afford it: 6, as small as 9e on lists this short.
+// Cell lists (records of int32 fields: position, sequence count, sequence ids) through
+// deltarun, which turns the arithmetic runs of cells into a few counts (corpus, bench/META.md:
+// cells 71 KB -> 2 KB in the default, below xz -9e on every file). Token lists (int32 ids,
+// repeated in phrases) through lzp in the default and max: 39.7 KB on the corpus's 62 lists
+// against xz -9e's 50.1 KB, in 2.4 ms against lzma -1's 5.7 (bench/META.md); fast keeps
+// deltarun (ids narrowed to their bytes in use) and zstd -3, which decodes 6x faster.
 static std::string cells_pipeline(Preset p, int level) {
     if (level) return "deltarun+zstd:" + std::to_string(level);
     if (p == Preset::Fast) return "deltarun+zstd:3";
@@ -194,15 +194,8 @@ static std::string cells_pipeline(Preset p, int level) {
 static std::string tokens_pipeline(Preset p, int level) {
     if (level) return "deltarun:0+zstd:" + std::to_string(level);
     if (p == Preset::Fast) return "deltarun:0+zstd:3";
-    // deltarun alone: on a short list of distinct ids lzma adds more than it finds. The
-    // default's lzma in fast mode (preset 1) with the literal model of 2-byte words (lc0 lp1
-    // pb1: no context from the previous byte, which belongs to the other half of a token; the
-    // position's parity instead): on the corpus's 62 token lists 46,481 bytes against preset
-    // 6's 44,742 and xz -9e's 50,140, none larger than xz -9e, in 7.3 ms instead of 15.9 (lzma
-    // -6 on tokens was 9 % of the default's compression time over the corpus; bench/META.md).
-    // Also smaller than lzma's default model on 1- and 3-byte ids (test tokens remapped).
-    if (p == Preset::Default) return "deltarun:0+lzma:1:lc0lp1pb1|deltarun:0";
-    return "deltarun:0+lzma:9e:lc0lp1pb1|lzma:9e|deltarun:0";
+    if (p == Preset::Default) return "lzp";
+    return "lzp|deltarun:0+lzma:9e:lc0lp1pb1|lzma:9e|deltarun:0";
 }
 
 // A level (-1 .. -19) sets the general-purpose stage; levels 1-5 also pick the fast K/V path.
