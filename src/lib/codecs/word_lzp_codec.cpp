@@ -16,6 +16,7 @@
 // 0..32), then the range coder's bytes (range_coder.hpp).
 #include <algorithm>
 #include <bit>
+#include <memory>
 
 #include "codec_impls.hpp"
 #include "range_coder.hpp"
@@ -130,15 +131,15 @@ uint32_t decode_tree(RangeDecoder& rc, uint16_t* tree, unsigned bits) {
 }
 
 // Each word's index among the distinct words in first-occurrence order (open addressing on
-// the word, twice as many slots as words); returns the number of distinct words.
-size_t first_occurrence_indices(const std::vector<uint32_t>& words, std::vector<uint32_t>& index) {
-    const unsigned bits = std::bit_width(words.size()) + 1;
+// the word, 2-4 slots a word); returns the number of distinct words.
+size_t first_occurrence_indices(const uint32_t* words, size_t n, std::vector<uint32_t>& index) {
+    const unsigned bits = std::bit_width(2 * n - 1);
     std::vector<uint32_t> keys(size_t{1} << bits), values(size_t{1} << bits, 0);  // value: index + 1
     const size_t mask = keys.size() - 1;
     size_t distinct = 0;
-    index.resize(words.size());
-    for (size_t i = 0; i < words.size(); ++i) {
-        size_t s = (words[i] * 0x9E3779B1u) >> (32 - bits);
+    index.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        size_t s = static_cast<size_t>((words[i] * 0x9E3779B97F4A7C15ull) >> (64 - bits));
         while (values[s] && keys[s] != words[i]) s = (s + 1) & mask;
         if (!values[s]) keys[s] = words[i], values[s] = static_cast<uint32_t>(++distinct);
         index[i] = values[s] - 1;
@@ -146,20 +147,20 @@ size_t first_occurrence_indices(const std::vector<uint32_t>& words, std::vector<
     return distinct;
 }
 
-void encode_words(const std::vector<uint32_t>& words, Bytes& out) {
+void encode_words(const uint32_t* words, size_t n, Bytes& out) {
     std::vector<uint32_t> index;
-    const size_t distinct = first_occurrence_indices(words, index);
+    const size_t distinct = first_occurrence_indices(words, n, index);
     uint32_t top = 0;
-    for (uint32_t w : words) top |= w;
+    for (size_t i = 0; i < n; ++i) top |= words[i];
     const unsigned width = std::bit_width(top);
     put_varint(out, distinct);
     out.push_back(static_cast<uint8_t>(width));
-    Model m(words.size(), distinct, width);
+    Model m(n, distinct, width);
     RangeEncoder rc(out);
     size_t seen = 0;
-    for (size_t i = 0; i < words.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
         uint32_t pred = 0;
-        if (uint16_t* flag = m.predict(words.data(), i, pred)) {
+        if (uint16_t* flag = m.predict(words, i, pred)) {
             const bool right = pred == words[i];
             rc.bit(*flag, right, kRate);
             m.predicted(right);
@@ -183,13 +184,14 @@ void encode_words(const std::vector<uint32_t>& words, Bytes& out) {
 // Decodes n words into `dst` (4n bytes). Every index refers to a word already decoded, and
 // exactly `distinct` words are new, or the payload is refused.
 void decode_words(ByteSpan stream, size_t n, size_t distinct, unsigned width, uint8_t* dst) {
-    std::vector<uint32_t> words(n), dictionary;
+    const std::unique_ptr<uint32_t[]> words(new uint32_t[n]);  // each written before it is read
+    std::vector<uint32_t> dictionary;
     dictionary.reserve(distinct);
     Model m(n, distinct, width);
     RangeDecoder rc(stream);
     for (size_t i = 0; i < n; ++i) {
         uint32_t pred = 0;
-        if (uint16_t* flag = m.predict(words.data(), i, pred)) {
+        if (uint16_t* flag = m.predict(words.get(), i, pred)) {
             const bool right = rc.bit(*flag, kRate);
             m.predicted(right);
             if (right) {
@@ -229,11 +231,11 @@ public:
         check_params(params);
         const size_t n = in.size() / 4, base = out.size();
         if (n) {
-            std::vector<uint32_t> words(n);
+            const std::unique_ptr<uint32_t[]> words(new uint32_t[n]);
             for (size_t i = 0; i < n; ++i) words[i] = load_le<uint32_t>(in.data() + 4 * i);
             out.push_back(kModeCoded);
             append_bytes(out, in.subspan(4 * n));
-            encode_words(words, out);
+            encode_words(words.get(), n, out);
             if (out.size() - base <= in.size()) return;
             out.resize(base);
         }
@@ -254,7 +256,8 @@ public:
         }
         if (in[0] != kModeCoded) throw Error("lzp: unknown mode " + std::to_string(in[0]));
         const size_t n = out_size / 4, tail = out_size % 4;
-        if (!n || in.size() < 1 + tail) throw Error("lzp: truncated header");
+        if (!n) throw Error("lzp: a coded payload for fewer than 4 bytes");
+        if (in.size() < 1 + tail) throw Error("lzp: truncated header");
         if (out_size > max_decoded_size(params, in.size())) throw Error("lzp: declared size over the bound");
         std::memcpy(dst + 4 * n, in.data() + 1, tail);
         size_t pos = 1 + tail;
