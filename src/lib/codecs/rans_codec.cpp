@@ -87,10 +87,13 @@ double sampled_bits(ByteSpan in, size_t first, size_t step, size_t& n) {
 }
 
 // Order-0 entropy estimate (no table cost): near-random planes are stored without spending
-// the coder's time on them. A sample of the bytes past 16 KB (sample_step).
+// the coder's time on them. A sample of the bytes past 16 KB (sample_step), about 16 K of them
+// past 64 KB: there each sampled byte is a cache line of its own, so the sample's size is its
+// cost in memory reads (64 K read a 4 MB plane whole: the random-weight q8_0 caches compress
+// 2.3 % faster with 16 K, with the same decisions on every corpus file).
 bool worth_coding(ByteSpan in, double stored_from) {
     size_t n = 0;
-    const double bits = sampled_bits(in, 0, sample_step(in.size(), 16u << 10, 64u << 10, 64u << 10), n);
+    const double bits = sampled_bits(in, 0, sample_step(in.size(), 16u << 10, 64u << 10, 16u << 10), n);
     return bits / 8 < stored_from * static_cast<double>(n);
 }
 
