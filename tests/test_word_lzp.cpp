@@ -110,6 +110,23 @@ TEST_CASE("lzp codes a repeated phrase in a fraction of a bit a word and stores 
     CHECK(enc[0] == 0);
 }
 
+TEST_CASE("lzp follows a repeat where it was found, though its phrases occur elsewhere too", "[lzp]") {
+    // Three lists over a small vocabulary share many three-word phrases; repeated whole, each
+    // is predicted word after word from its own earlier copy, not from the latest occurrence
+    // of each phrase.
+    std::vector<uint32_t> once;
+    for (uint64_t seed : {21, 22, 23}) {
+        const std::vector<uint32_t> part = skewed_ids(2000, 40, seed);
+        once.insert(once.end(), part.begin(), part.end());
+    }
+    std::vector<uint32_t> twice = once;
+    twice.insert(twice.end(), once.begin() + 2000, once.end());
+    twice.insert(twice.end(), once.begin(), once.begin() + 2000);
+    const size_t once_bytes = encoded(words_bytes(once)).size(), twice_bytes = encoded(words_bytes(twice)).size();
+    INFO(once_bytes << " bytes once, " << twice_bytes << " repeated");
+    CHECK(twice_bytes < once_bytes + 6000 / 8 / 4);  // under a quarter of a bit a repeated word
+}
+
 TEST_CASE("lzp decodes payloads written from the format description", "[lzp]") {
     // Stored: mode 0, then the input.
     Bytes out;

@@ -1,9 +1,10 @@
 // lzp: a coder for lists of 32-bit words drawn from a vocabulary and repeated in phrases
 // (token ids). Each word is first predicted as the word that followed the latest earlier
 // occurrence of its context (LZP): the previous 3 words, else 2, else 1, the longest context
-// seen before. One adaptive flag, whose context is that length and the run of right
-// predictions so far, says whether the prediction holds: a repeated phrase costs a fraction of
-// a bit a word, with no match lengths or distances to code. A word not predicted is coded by
+// seen before; after a right prediction, as the word after its source (a repeat goes on where
+// it was found). One adaptive flag, whose context is where the prediction came from and the
+// run of right predictions so far, says whether it holds: a repeated phrase costs a fraction
+// of a bit a word, with no match lengths or distances to code. A word not predicted is coded by
 // its index among the distinct words in the order they first occur (an adaptive binary tree
 // over the index's bits), or, at its first occurrence, by its value (an adaptive tree over its
 // top 8 bits, the rest as plain bits). Indices, not values, keep the model as small as the
@@ -52,24 +53,29 @@ public:
         for (auto& f : flags_) std::fill(std::begin(f), std::end(f), kProbInit);
     }
     // The prediction for word i from words [0, i): sets `pred` and returns the flag's
-    // probability, or nullptr when no context of word i occurred before. Records i as the
-    // latest word after each of its contexts.
+    // probability, or nullptr when there is none. After a right prediction, the word after its
+    // source (a repeat goes on where it was found: two phrases that share a few words do not
+    // pull it elsewhere); otherwise the word after the latest earlier occurrence of the longest
+    // context that has one. Records i as the latest word after each of its contexts.
     uint16_t* predict(const uint32_t* words, size_t i, uint32_t& pred) {
         uint16_t* flag = nullptr;
         uint64_t h = 0, hashes[kMaxOrder];
         const unsigned orders = static_cast<unsigned>(std::min<size_t>(kMaxOrder, i));
         for (unsigned k = 1; k <= orders; ++k) hashes[k - 1] = h = (h ^ (words[i - k] + k)) * 0x9E3779B97F4A7C15ull;
+        const unsigned run = std::min(run_, kRunBuckets - 1);
+        if (follow_) source_ = follow_ - 1, flag = &flags_[kMaxOrder][run];
         for (unsigned k = orders; k >= 1; --k) {
             const uint32_t at = record(words, i, k, hashes[k - 1]);
-            if (!flag && at) {
-                pred = words[at - 1];
-                flag = &flags_[k - 1][std::min(run_, kRunBuckets - 1)];
-            }
+            if (!flag && at) source_ = at - 1, flag = &flags_[k - 1][run];
         }
+        if (flag) pred = words[source_];
         return flag;
     }
-    void predicted(bool right) { run_ = right ? run_ + 1 : 0; }
-    void not_predicted() { run_ = 0; }
+    void predicted(bool right) {
+        run_ = right ? run_ + 1 : 0;
+        follow_ = right ? source_ + 2 : 0;
+    }
+    void not_predicted() { run_ = 0, follow_ = 0; }
     uint16_t& new_flag() { return new_flag_; }
     uint16_t* index_tree() { return index_tree_.data(); }
     uint16_t* value_tree() { return value_tree_; }
@@ -100,8 +106,10 @@ private:
     }
     unsigned table_bits_, index_bits_, width_, value_bits_;
     unsigned run_ = 0;
+    uint32_t source_ = 0;  // the position the prediction came from
+    uint32_t follow_ = 0;  // after a right prediction: the position after its source + 1; else 0
     std::vector<uint32_t> last_[kMaxOrder];  // per order: context -> position of the word after it + 1
-    uint16_t flags_[kMaxOrder][kRunBuckets];
+    uint16_t flags_[kMaxOrder + 1][kRunBuckets];  // by context length 1-3, then a repeat going on
     uint16_t new_flag_ = kProbInit;
     std::vector<uint16_t> index_tree_;
     uint16_t value_tree_[2u << kValueTreeBits];
