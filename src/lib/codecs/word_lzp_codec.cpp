@@ -54,16 +54,21 @@ public:
     }
     // The prediction for word i from words [0, i): sets `pred` and returns the flag's
     // probability, or nullptr when there is none. After a right prediction, the word after its
-    // source (a repeat goes on where it was found: two phrases that share a few words do not
-    // pull it elsewhere); otherwise the word after the latest earlier occurrence of the longest
-    // context that has one. Records i as the latest word after each of its contexts.
+    // source: a repeat goes on where it was found (two phrases that share a few words do not
+    // pull it elsewhere), and its words are not recorded (their contexts are, at the source:
+    // a repeat then costs a flag a word and no table work). Otherwise the word after the
+    // latest earlier occurrence of the longest context that has one; i is recorded as the
+    // latest word after each of its contexts.
     uint16_t* predict(const uint32_t* words, size_t i, uint32_t& pred) {
+        const unsigned run = std::min(run_, kRunBuckets - 1);
+        if (follow_) {
+            source_ = follow_ - 1, pred = words[source_];
+            return &flags_[kMaxOrder][run];
+        }
         uint16_t* flag = nullptr;
         uint64_t h = 0, hashes[kMaxOrder];
         const unsigned orders = static_cast<unsigned>(std::min<size_t>(kMaxOrder, i));
         for (unsigned k = 1; k <= orders; ++k) hashes[k - 1] = h = (h ^ (words[i - k] + k)) * 0x9E3779B97F4A7C15ull;
-        const unsigned run = std::min(run_, kRunBuckets - 1);
-        if (follow_) source_ = follow_ - 1, flag = &flags_[kMaxOrder][run];
         for (unsigned k = orders; k >= 1; --k) {
             const uint32_t at = record(words, i, k, hashes[k - 1]);
             if (!flag && at) source_ = at - 1, flag = &flags_[k - 1][run];

@@ -183,7 +183,7 @@ static std::string kv_pipeline(const Section& s, Preset p, bool patch_rows) {
 // deltarun, which turns the arithmetic runs of cells into a few counts (corpus, bench/META.md:
 // cells 71 KB -> 2 KB in the default, below xz -9e on every file). Token lists (int32 ids,
 // repeated in phrases) through lzp in the default and max: 39.5 KB on the corpus's 62 lists
-// against xz -9e's 50.1 KB, in 2.4 ms against lzma -1's 5.5 (bench/META.md); fast keeps
+// against xz -9e's 50.1 KB, in 2.2 ms against lzma -1's 5.6 (bench/META.md); fast keeps
 // deltarun (ids narrowed to their bytes in use) and zstd -3, which decodes 6x faster.
 static std::string cells_pipeline(Preset p, int level) {
     if (level) return "deltarun+zstd:" + std::to_string(level);
