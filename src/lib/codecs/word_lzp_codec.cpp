@@ -8,13 +8,14 @@
 // its index among the distinct words in the order they first occur (an adaptive binary tree
 // over the index's bits), or, at its first occurrence, by its value (an adaptive tree over its
 // top 8 bits, the rest as plain bits). Indices, not values, keep the model as small as the
-// list's vocabulary whatever the width of the ids, and the binary decisions per word few:
-// about 2 for a predicted word and 11 otherwise on a 512-word vocabulary, where lzma takes
+// list's vocabulary whatever the width of the ids, and the binary decisions per word few: one
+// for a word predicted right, about 11 otherwise on a 512-word vocabulary, where lzma takes
 // 17-18 per 2-byte literal and searches for matches besides.
 //
 // Parameters: none. Payload: u8 mode; 0 = the input stored; 1 = the input's last size % 4
-// bytes raw, varint D (distinct words, 1..n for n words), u8 W (bits of the largest word,
-// 0..32), then the range coder's bytes (range_coder.hpp).
+// bytes raw, varint D (distinct words, 1..n for n words, and no more than the stream can
+// spell out: max_distinct_words), u8 W (bits of the largest word, 0..32), then the range
+// coder's bytes (range_coder.hpp). docs/FORMAT.md has the model step by step.
 #include <algorithm>
 #include <bit>
 #include <memory>
