@@ -36,10 +36,7 @@ public:
             range_ -= bound;
             p -= p >> rate;
         }
-        while (range_ < (1u << 24)) {
-            range_ <<= 8;
-            shift_low();
-        }
+        normalize();
     }
     // bit() computed without a branch on the bit (the same arithmetic, by masks): for
     // decisions close to a coin toss (a tree's levels), where a mispredicted branch costs more.
@@ -48,10 +45,7 @@ public:
         low_ += bound & mask;
         range_ = bound + ((range_ - 2 * bound) & mask);
         p = select_prob(p, mask, rate);
-        while (range_ < (1u << 24)) {
-            range_ <<= 8;
-            shift_low();
-        }
+        normalize();
     }
     // A byte through a binary tree of 255 probabilities (MSB first).
     void byte(uint16_t* tree, unsigned sym, unsigned rate) {
@@ -68,10 +62,7 @@ public:
         while (count--) {
             range_ >>= 1;
             if ((v >> count) & 1) low_ += range_;
-            while (range_ < (1u << 24)) {
-                range_ <<= 8;
-                shift_low();
-            }
+            normalize();
         }
     }
     void finish() {
@@ -79,6 +70,14 @@ public:
     }
 
 private:
+    // Bytes out until the range is back above 2^24 (a skewed probability can shrink it by more
+    // than 2^8 in one decision).
+    void normalize() {
+        while (range_ < (1u << 24)) {
+            range_ <<= 8;
+            shift_low();
+        }
+    }
     void shift_low() {
         if (static_cast<uint32_t>(low_) < 0xFF000000u || (low_ >> 32) != 0) {
             uint8_t carry = static_cast<uint8_t>(low_ >> 32);
@@ -121,10 +120,7 @@ public:
             p -= p >> rate;
             b = 1;
         }
-        while (range_ < (1u << 24)) {  // a skewed probability can shrink the range by more than 2^8
-            range_ <<= 8;
-            code_ = (code_ << 8) | next();
-        }
+        normalize();
         return b;
     }
     unsigned bit_unpredictable(uint16_t& p, unsigned rate) {
@@ -134,10 +130,7 @@ public:
         code_ -= bound & mask;
         range_ = bound + ((range_ - 2 * bound) & mask);
         p = select_prob(p, mask, rate);
-        while (range_ < (1u << 24)) {
-            range_ <<= 8;
-            code_ = (code_ << 8) | next();
-        }
+        normalize();
         return b;
     }
     unsigned byte(uint16_t* tree, unsigned rate) {
@@ -152,16 +145,20 @@ public:
             const unsigned b = code_ >= range_;
             if (b) code_ -= range_;
             v = (v << 1) | b;
-            while (range_ < (1u << 24)) {
-                range_ <<= 8;
-                code_ = (code_ << 8) | next();
-            }
+            normalize();
         }
         return v;
     }
     bool overran() const { return pos_ > in_.size() + kFlushBytes; }
 
 private:
+    // Bytes in until the range is back above 2^24, as the encoder's normalize writes them.
+    void normalize() {
+        while (range_ < (1u << 24)) {
+            range_ <<= 8;
+            code_ = (code_ << 8) | next();
+        }
+    }
     uint8_t next() {
         if (pos_ < in_.size()) return in_[pos_++];
         if (++pos_ > in_.size() + kFlushBytes) throw Error("range coder: read past the end of its input (corrupt stream)");
