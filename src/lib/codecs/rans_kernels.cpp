@@ -9,6 +9,7 @@
 // the kernel picked once per mask. Anything else (small inputs, other flags, a library built
 // without a kernel: the kernels are weak symbols, not in the public header) takes the wrapper.
 #include "rans_codec.hpp"
+#include "rans_encoder_parts.hpp"
 #include "rans_order0_encoder.hpp"
 #include "rans_order0_halves.hpp"
 #include "rans_order0_small.hpp"
@@ -91,23 +92,28 @@ KernelSet kernels_for(int mask) {
     const bool simd = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("ssse3");
     const bool avx512 = simd && __builtin_cpu_supports("avx512f"), avx2 = simd && __builtin_cpu_supports("avx2");
     KernelSet k;
-    k.order[0] = {rans_compress_O0_32x16, rans_uncompress_O0_32x16};
+    // Order 0 by statezip's encoder on every CPU: from 64 KB its table is counted on a sample
+    // (rans_order0_encoder.cpp), which the library's encoders cannot be told, and a .stz must not
+    // depend on the CPU.
+    k.order[0] = {rans_order0_encode_x32_scalar, rans_uncompress_O0_32x16};
     k.order[1] = {rans_compress_O1_32x16, rans_uncompress_O1_32x16};
     // statezip's order-1 coder one lane at a time where no vector form is allowed: streams with
     // grouped contexts are written and read on every CPU, and the same ones.
     k.order[1].encode_small = rans_order1_encode_if_scalar;
     k.order[1].decode_grouped = rans_order1_decode_grouped_scalar;
     if (avx2 && (mask & RANS_CPU_ENC_AVX2)) {
-        k.order[0].encode = rans_compress_O0_32x16_avx2, k.order[1].encode = rans_compress_O1_32x16_avx2;
+        if (rans_enc::steps_avx2_available()) k.order[0].encode = rans_order0_encode_x32_avx2;
+        k.order[1].encode = rans_compress_O1_32x16_avx2;
         if (rans_order1_encoder_avx2_available()) k.order[1].encode_small = rans_order1_encode_if_avx2;
     }
-    // On AMD's cores htscodecs' AVX-512 order-0 encoder is slower than its AVX2 one, which
-    // writes the same bytes (Zen 5, best of 30 on 0.5-2 MB planes: 700-740 MB/s against
-    // 840-950, q8_0 quants, f16 exponent and mantissa planes alike); its order-1 encoder and
-    // both decoders are as fast or faster there (decoding 1830-1900 against 1580-1650 MB/s).
+    // On AMD's cores order 0's AVX-512 gathering steps are slower than the AVX2 ones, which
+    // write the same bytes (htscodecs' encoders, whose steps these follow; Zen 5, best of 30 on
+    // 0.5-2 MB planes: 700-740 MB/s against 840-950, q8_0 quants, f16 exponent and mantissa
+    // planes alike); its order-1 encoder and both decoders are as fast or faster there (decoding
+    // 1830-1900 against 1580-1650 MB/s).
     const bool avx2_order0_encoder = avx2 && (mask & RANS_CPU_ENC_AVX2) && __builtin_cpu_is("amd");
     if (avx512 && (mask & RANS_CPU_ENC_AVX512)) {
-        if (!avx2_order0_encoder) k.order[0].encode = rans_compress_O0_32x16_avx512;
+        if (!avx2_order0_encoder && rans_enc::steps_avx512_available()) k.order[0].encode = rans_order0_encode_x32_avx512;
         k.order[1].encode = rans_compress_O1_32x16_avx512;
         // Order 1 by statezip's own encoder, in the widest form allowed: the same bytes
         // (rans_order1_encoder.cpp).
