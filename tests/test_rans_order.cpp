@@ -117,6 +117,57 @@ TEST_CASE("rans codes planes where they lie, decodes into the caller's slack buf
     }
 }
 
+// Streams that statezip's own decoders read (every form they take on this CPU) are decoded
+// where they lie and into the caller's memory without slack: each stream is copied into a buffer
+// of exactly its size and decoded into one of exactly the output's (the sanitizer build faults
+// on any byte read or written past either); under a mask whose library kernels read past the
+// stream, the codec still decodes it (from its padded copy).
+TEST_CASE("rans streams that statezip's decoders read are decoded where they lie, with no slack on either side", "[codec]") {
+    rans_init_cpu_once();
+    const Codec& rans = *find_codec("rans");
+    Bytes noise = stztest::random_bytes(300000, 12);
+    auto skewed = [&](size_t n) {
+        Bytes b(n);
+        for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(noise[i] % 7 * (noise[i] % 5));
+        return b;
+    };
+    auto walk = [&](size_t n) {  // order 1 pays
+        Bytes b(n);
+        b[0] = 32;
+        for (size_t i = 1; i < n; ++i) b[i] = static_cast<uint8_t>(std::clamp(int(b[i - 1]) + int(noise[i] % 5) - 2, 0, 63));
+        return b;
+    };
+    // A small order-0 4x16 stream, one X32 stream, two halves; order-1 small and in two halves.
+    const std::pair<const char*, Bytes> cases[] = {{"rans:0", skewed(900)},    {"rans:0", skewed(20000)},
+                                                   {"rans:0", skewed(200000)}, {"rans:1", walk(20000)},
+                                                   {"rans:1", walk(300000)}};
+    const int allowed = rans_allowed_cpu_mask();
+    int within = 0;
+    for (int mask : {allowed, allowed & ~(RANS_CPU_ENC_AVX512 | RANS_CPU_DEC_AVX512), 0}) {
+        rans_select_cpu(mask);
+        for (const auto& [spec, in] : cases) {
+            INFO(spec << ", " << in.size() << " bytes, mask " << mask);
+            const Bytes params = parse_pipeline(spec, DataShape{}).stages[0].params;
+            Bytes coded;
+            rans.encode(in, params, coded);
+            REQUIRE(coded[0] == 1);
+            const Bytes exact(coded.begin(), coded.end());  // (a vector of exactly its size)
+            within += rans_decodes_within(exact.data() + 1, static_cast<unsigned>(exact.size() - 1),
+                                          static_cast<unsigned>(in.size()));
+            std::vector<uint8_t> out(in.size());
+            rans.decode_into(exact, params, in.size(), out.data());
+            CHECK(std::equal(in.begin(), in.end(), out.begin()));
+            Bytes appended;
+            rans.decode(exact, params, in.size(), appended);
+            CHECK(appended == in);
+        }
+    }
+    rans_select_cpu(allowed);
+    // With AVX-512 (VBMI2 for order 0's halves), every form here is statezip's own.
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512bw")) CHECK(within >= 5);
+}
+
 TEST_CASE("rans_encode_decided keeps the caller's order where the codec's estimate would not, and decodes as rans", "[codec]") {
     // The independent skewed bytes on which rans:1's own estimate falls back to order-0.
     Bytes noise = stztest::random_bytes(200000, 7), independent(200000);

@@ -39,6 +39,11 @@ MeasuredEncode rans_encode_order1_if(uint8_t* in, unsigned n, uint8_t* out, unsi
 // rans_uncompress_to_4x16 of a whole stream into exactly out_size bytes at `out`; a stream with
 // grouped contexts by statezip's decoder.
 bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size);
+// Whether rans_decode_stream decodes this stream (into out_size bytes) by statezip's decoders
+// alone, which read no byte outside the stream and write none outside the output: the stream
+// may then be read where it lies and decoded into memory without slack. Otherwise a library
+// kernel reads past the stream's end (the caller gives it kPad bytes of slack, as before).
+bool rans_decodes_within(const uint8_t* in, unsigned in_size, unsigned out_size);
 // A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream of
 // statezip's own form (rans_order1_form.hpp: grouped contexts where they are smaller, a plane in
 // two halves from kTwoHalvesMinBytes), which rans_encode_stream and rans_encode_order1_if write,

@@ -248,28 +248,59 @@ RansDecodeKernel decoder_for(int flags, unsigned out_size) {
     const unsigned small_max = flags & 1 ? kSmallDecodeBytes : kSmallOrder0DecodeBytes;
     return k.decode_small && out_size <= small_max ? k.decode_small : k.decode;
 }
-}  // namespace
 
-bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
+// How rans_decode_stream decodes a stream: an order-0 plane in two halves (`halves`), a small
+// order-0 4x16 stream by statezip's decoder (`small`), else by `kernel` (null: the library's
+// wrapper). `own`: every step of it is statezip's, which reads no byte outside the stream and
+// writes none outside the output (the library's kernels and wrapper read past the stream).
+struct DecodeRoute {
+    bool framed = false, halves = false, small = false, own = false;
+    unsigned header = 0;
+    RansDecodeKernel kernel = nullptr;
+};
+DecodeRoute route_of(const uint8_t* in, unsigned in_size, unsigned out_size) {
+    DecodeRoute r;
     const int flags = in_size ? in[0] : -1;
     unsigned size = 0;
     const unsigned size_bytes = in_size ? get_uint7(in + 1, in_size - 1, size) : 0;
-    const bool framed = size_bytes && size == out_size && 1 + size_bytes < in_size;
-    const unsigned header = 1 + size_bytes;
-    // An order-0 plane in two halves (rans_order0_halves.hpp): the halves after the size.
+    r.framed = size_bytes && size == out_size && 1 + size_bytes < in_size;
+    r.header = 1 + size_bytes;
+    const KernelPair& k0 = kernels().order[0];
     if (flags == (RANS_ORDER_X32 | kRansOrderGrouped)) {
+        r.halves = true, r.own = k0.decode_in_pairs || !k0.decode;
+        return r;
+    }
+    if (flags == 0 && r.framed) {
+        r.small = r.own = true;
+        return r;
+    }
+    r.kernel = r.framed ? decoder_for(flags, out_size) : nullptr;
+    const KernelPair& k = kernels().order[flags & 1];
+    r.own = r.kernel && (r.kernel == k.decode_small || r.kernel == k.decode_grouped);
+    return r;
+}
+}  // namespace
+
+bool rans_decodes_within(const uint8_t* in, unsigned in_size, unsigned out_size) {
+    return route_of(in, in_size, out_size).own;
+}
+
+bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned out_size) {
+    const DecodeRoute r = route_of(in, in_size, out_size);
+    // An order-0 plane in two halves (rans_order0_halves.hpp): the halves after the size.
+    if (r.halves) {
         const KernelPair& k = kernels().order[0];
-        return framed && rans_order0_decode_halves(in + header, in_size - header, out, out_size, k.decode_in_pairs, k.decode);
+        return r.framed &&
+               rans_order0_decode_halves(in + r.header, in_size - r.header, out, out_size, k.decode_in_pairs, k.decode);
     }
     // A small order-0 plane (the library's 4x16 stream): statezip's own decoder.
-    if (flags == 0 && framed) return rans_order0_small_decode(in + header, in_size - header, out, out_size, kernels().fill_slots);
-    const RansDecodeKernel decode = decoder_for(flags, out_size);
-    if (!decode || !framed) {
-        if (flags >= 0 && (flags & kRansOrderGrouped)) return false;  // statezip's own: never the library's
+    if (r.small) return rans_order0_small_decode(in + r.header, in_size - r.header, out, out_size, kernels().fill_slots);
+    if (!r.kernel) {
+        if (in_size && (in[0] & kRansOrderGrouped)) return false;  // statezip's own: never the library's
         unsigned got = out_size;
         return rans_uncompress_to_4x16(in, in_size, out, &got) == out && got == out_size;
     }
-    return decode(in + header, in_size - header, out, out_size) == out;
+    return r.kernel(in + r.header, in_size - r.header, out, out_size) == out;
 }
 
 }  // namespace stz
