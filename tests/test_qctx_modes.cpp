@@ -1,5 +1,6 @@
-// qctx's modes 2 and 3 (every byte in rANS byte planes, where a model per channel does not pay
-// or qctx:planes asks for no model; mode 3 with the values whole): round trips over every block
+// qctx's modes 2, 3 and 4 (every byte in rANS byte planes, where a model per channel does not pay
+// or qctx:planes asks for no model; mode 3 with the values whole; mode 4 with the bytes after the
+// scales in storage order, where order 0 is decided for them): round trips over every block
 // layout, row width and record geometry (the tiled transpose for records of whole rows, byte
 // by byte otherwise), and hostile payloads and parameters of those modes.
 #include <catch2/catch.hpp>
@@ -51,7 +52,7 @@ template <class Head, class Blocks> Bytes records_of(int n, Head head, Blocks bl
 
 }  // namespace
 
-TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry", "[quant][qctx]") {
+TEST_CASE("qctx modes 2 and 4 round-trip every layout, row width and record geometry", "[quant][qctx]") {
     const ElemType types[] = {ElemType::Q8_0, ElemType::Q4_0, ElemType::Q4_1, ElemType::Q5_0, ElemType::Q5_1, ElemType::IQ4_NL};
     for (ElemType t : types) {
         const uint64_t W = elem_type_info(t).block_bytes;
@@ -61,7 +62,10 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
             for (size_t rows : {1, 17, 300}) {
                 Bytes data = noise_blocks(t, rows * cols, rows + cols);
                 const uint8_t mode = round_trip_mode(p, data);
-                if (rows >= 300) CHECK(mode == 2);  // (a few rows: each channel's few values look learnable)
+                // (A few rows: each channel's few values look learnable.) Noise: order 0 decided
+                // from the counts, in storage order (mode 4), but for q8_0's planes of up to 256 KB,
+                // whose order rans:1 decides from every pair (mode 2).
+                if (rows >= 300) CHECK(mode == (t == ElemType::Q8_0 ? 2 : 4));
                 data.resize(data.size() + W / 2, 0x5a);  // a partial block at the end
                 round_trip_mode(p, data);
             }
@@ -72,21 +76,38 @@ TEST_CASE("qctx mode 2 round-trips every layout, row width and record geometry",
                 const Bytes records = records_of(
                     100, [](int r) { return r % 3 ? Bytes(12, 9) : random_bytes(12, 100 + r); },
                     [&](int r) { return noise_blocks(t, per_record, 200 + r); });
-                CHECK(round_trip_mode(pr, records) == 2);
+                CHECK(round_trip_mode(pr, records) == (t == ElemType::Q8_0 ? 2 : 4));
             }
         }
     }
 }
 
-TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][hostile]") {
+TEST_CASE("qctx mode 4 (storage order) on a q8_0 chunk whose order is decided from its counts", "[quant][qctx]") {
+    // Over 256 KB of q8_0 quant bytes, the order comes from qctx's own counts: noise gets mode 4.
+    for (uint64_t cols : {1, 4}) {
+        INFO(cols << " blocks a row");
+        const size_t blocks = 9000 * cols;
+        const Pipeline p = parse_pipeline("qctx", blocks_shape(ElemType::Q8_0, cols));
+        CHECK(round_trip_mode(p, noise_blocks(ElemType::Q8_0, blocks, 31)) == 4);
+        const Pipeline pr = parse_pipeline("qctx", blocks_shape(ElemType::Q8_0, cols, 300 * cols));
+        const Bytes records = records_of(30, [](int r) { return random_bytes(12, 300 + r); },
+                                         [&](int r) { return noise_blocks(ElemType::Q8_0, 300 * cols, 400 + r); });
+        CHECK(round_trip_mode(pr, records) == 4);
+    }
+}
+
+TEST_CASE("qctx modes 2 and 4 refuse hostile payloads with an error", "[quant][qctx][hostile]") {
     const Codec* q = find_codec("qctx");
     REQUIRE(q);
-    const Bytes params = parse_pipeline("qctx", blocks_shape(ElemType::Q4_1, 2, 40)).stages[0].params;
+    // Noise q4_1 in records: mode 4; q8_0's small chunk: mode 2.
+    for (ElemType t : {ElemType::Q4_1, ElemType::Q8_0}) {
+    INFO(elem_type_info(t).name);
+    const Bytes params = parse_pipeline("qctx", blocks_shape(t, 2, 40)).stages[0].params;
     const Bytes data = records_of(8, [](int r) { return random_bytes(12, r); },
-                                  [](int r) { return noise_blocks(ElemType::Q4_1, 40, r); });
+                                  [&](int r) { return noise_blocks(t, 40, r); });
     Bytes payload;
     q->encode(data, params, payload);
-    REQUIRE(payload[0] == 2);
+    REQUIRE(payload[0] == (t == ElemType::Q8_0 ? 2 : 4));
     Bytes out;
     q->decode(payload, params, data.size(), out);
     CHECK(out == data);
@@ -106,6 +127,16 @@ TEST_CASE("qctx mode 2 refuses hostile payloads with an error", "[quant][qctx][h
         Bytes flipped = payload;
         flipped[at] ^= 0x41;
         check_refused_or_sized(*q, flipped, params, data.size());
+    }
+    // The other of the two modes' byte on the same planes: other bytes or an error; a mode past 4:
+    // an error.
+    for (uint8_t mode : {uint8_t(payload[0] == 2 ? 4 : 2), uint8_t(5), uint8_t(0xff)}) {
+        Bytes other = payload;
+        other[0] = mode;
+        out.clear();
+        if (mode > 4) CHECK_THROWS_AS(q->decode(other, params, data.size(), out), Error);
+        else check_refused_or_sized(*q, other, params, data.size());
+    }
     }
 }
 
@@ -165,12 +196,13 @@ TEST_CASE("qctx mode 3 (whole values) round-trips and is smaller than mode 2 whe
                 CHECK(round_trip_mode(pr, records) == 3);
             }
         }
-        // Noise and q8_0 keep mode 2; values that depend on their channel compress (a random
+        // Noise: its bytes at order 0 in storage order (mode 4; q8_0's order decided by rans:1,
+        // mode 2); q8_0 keeps mode 2; values that depend on their channel compress (a random
         // scale of 2 or 4 bytes a block, a bit of noise in each value; order 1 from 8 KiB).
         const Bytes trained = channel_blocks(t, 600, 1, 5);
         const Bytes noise = noise_blocks(t, 2000, 9);
         const Pipeline p = parse_pipeline("qctx:planes", blocks_shape(t, 1));
-        CHECK(round_trip_mode(p, noise) == 2);
+        CHECK(round_trip_mode(p, noise) == (t == ElemType::Q8_0 ? 2 : 4));
         const Bytes q8_trained = channel_blocks(ElemType::Q8_0, 200, 1, 5);
         CHECK(round_trip_mode(parse_pipeline("qctx:planes", blocks_shape(ElemType::Q8_0, 1)), q8_trained) == 2);
         CHECK(encode_pipeline(p, trained).payload.size() * 10 < trained.size() * 6);

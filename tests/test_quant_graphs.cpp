@@ -64,12 +64,13 @@ TEST_CASE("qctx round-trips every block layout with rows and records and partial
             append_bytes(records, channel_blocks(t, 3, 1, 20 + r));
         }
         CHECK(roundtrip(pr, records) == records);
-        Bytes noisy;  // records whose quants do not depend on the channel: mode 2 (rANS planes)
+        Bytes noisy;  // records whose quants do not depend on the channel: rANS planes, at order 0
+                      // in storage order (mode 4; q8_0's order decided by rans:1, mode 2)
         DataShape big = rec;
         big.record_bytes = 12 + 40 * W;
         const Pipeline pb = parse_pipeline("qctx", big);
         for (int r = 0; r < 6; ++r) append_bytes(noisy, random_bytes(12 + 40 * W, 40 + r));
-        CHECK(encode_pipeline(pb, noisy).payload[0] == 2);
+        CHECK(encode_pipeline(pb, noisy).payload[0] == (t == ElemType::Q8_0 ? 2 : 4));
         CHECK(roundtrip(pb, noisy) == noisy);
         Bytes out;
         CHECK_THROWS_AS(pr.stages[0].codec->encode(ByteSpan(records).first(records.size() - 1), pr.stages[0].params, out), Error);
@@ -120,18 +121,19 @@ TEST_CASE("qctx refuses hostile parameters and payloads with an error", "[quant]
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, good, data.size(), out), Error);
     }
-    // Mode 2 (noise: no model per channel): a plane length past the payload, truncations.
+    // Mode 4 (noise: no model per channel, its bytes at order 0 in storage order): a plane length
+    // past the payload, truncations.
     const Bytes noise = random_bytes(50 * 2 * 24, 3);
     Bytes noise_payload;
     q->encode(noise, good, noise_payload);
-    REQUIRE(noise_payload[0] == 2);
+    REQUIRE(noise_payload[0] == 4);
     out.clear();
     CHECK_NOTHROW(q->decode(noise_payload, good, noise.size(), out));
     CHECK(out == noise);
     Bytes long_plane = noise_payload;
     store_le<uint32_t>(long_plane.data() + 1, static_cast<uint32_t>(long_plane.size()));
     for (const Bytes& bad : {long_plane, Bytes(noise_payload.begin(), noise_payload.begin() + 3),
-                             Bytes(noise_payload.begin(), noise_payload.end() - 5), Bytes{2}}) {
+                             Bytes(noise_payload.begin(), noise_payload.end() - 5), Bytes{2}, Bytes{4}}) {
         out.clear();
         CHECK_THROWS_AS(q->decode(bad, good, noise.size(), out), Error);
     }

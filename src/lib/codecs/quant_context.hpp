@@ -119,14 +119,22 @@ const Bytes& rans_order1();
 struct PlanesChoice {
     bool whole_values;
     std::optional<bool> row_context;  // none: as rans:1 chooses from the plane's pairs
+    // Order 0 decided for the bytes after the scales: their plane may then be in storage order
+    // (mode 4), which order 0 codes to the same size without a transposition either way.
+    bool storage_order() const { return !whole_values && row_context.has_value() && !*row_context; }
 };
+// The last plane of the rANS planes modes: the bytes after the scales channel-major (mode 2),
+// the 32 values of every block whole (mode 3), the bytes after the scales in storage order
+// (mode 4).
+enum class LastPlane { Bytes, WholeValues, StorageOrder };
 PlanesChoice choose_planes(const QParams& q, const Geometry& g, ByteSpan in);
 
 // Mode 2's payload (after the mode byte, before the partial last block): the blocks of `in`
 // (g.blocks of them) as rANS planes, and back into `o` (out_size bytes, the whole records
 // or blocks; the partial last block is the caller's). With whole values, mode 3's: the last
-// plane holds each block's 32 values whole instead of its bytes after the scales.
+// plane holds each block's 32 values whole instead of its bytes after the scales; in storage
+// order, mode 4's: the last plane holds them block after block.
 void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out, const PlanesChoice& choice);
-void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, bool whole_values);
+void decode_planes(ByteSpan body, const QParams& q, const Geometry& g, size_t out_size, uint8_t* o, LastPlane last);
 
 }  // namespace stz::qctx

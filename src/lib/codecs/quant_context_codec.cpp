@@ -22,7 +22,11 @@
 // (channel-major, so that order-1's context is the same byte one row up, as mode 0's model
 // has it), then mode 0's plane of the bytes after the scales; mode 3 (where values narrower
 // than a byte are expected smaller whole): mode 2 with, as the last plane, the 32 values of
-// every block one byte each, channel-major (quant_context_planes.cpp). Mode 0 is still written for
+// every block one byte each, channel-major (quant_context_planes.cpp); mode 4 (where the chunk's
+// counts say that the same byte one row up tells nothing, so the last plane is coded at order 0,
+// whose size does not depend on the bytes' order): mode 2 with, as the last plane, the bytes after
+// the scales in storage order, block after block (no transposition either way; newer than
+// modes 2 and 3: a reader without it refuses the chunk). Mode 0 is still written for
 // degenerate chunks whose rANS planes would be smaller than the decoder's size bound
 // allows. Then the input's partial last block verbatim (its length follows from the output
 // size).
@@ -200,7 +204,7 @@ void code_head(Coder& rc, Models& m, const QParams& q, const uint8_t* src, uint8
     }
 }
 
-constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2, kModeValuePlanes = 3;
+constexpr uint8_t kModeShared = 0, kModePerChannel = 1, kModePlanes = 2, kModeValuePlanes = 3, kModeStoragePlanes = 4;
 
 class QuantContextCodec final : public Codec {
 public:
@@ -250,7 +254,7 @@ public:
         const size_t start = out.size();
         if (!per_channel && g.blocks) {
             const PlanesChoice choice = choose_planes(q, g, in);
-            out.push_back(choice.whole_values ? kModeValuePlanes : kModePlanes);
+            out.push_back(choice.whole_values ? kModeValuePlanes : choice.storage_order() ? kModeStoragePlanes : kModePlanes);
             encode_planes(in, q, g, out, choice);
             out.insert(out.end(), in.begin() + (in.size() - g.tail), in.end());
             // The decoder's size bound holds for every stream mode 0 writes, not for rANS
@@ -302,13 +306,16 @@ public:
         if (q.record && out_size % q.record) throw Error("qctx: the output is not a whole number of records");
         const Geometry g(q, out_size);
         // (Mode 3 only where values are narrower than a byte: q8_0's are its bytes, mode 2.)
-        if (in.size() < 1 + g.tail || in[0] > kModeValuePlanes || (in[0] == kModeValuePlanes && q.layout.bits == 8))
+        if (in.size() < 1 + g.tail || in[0] > kModeStoragePlanes || (in[0] == kModeValuePlanes && q.layout.bits == 8))
             throw Error("qctx: bad block");
         const bool per_channel = in[0] == kModePerChannel;
         ByteSpan body = in.subspan(1, in.size() - 1 - g.tail), coded = body, plane_payload;
-        if (in[0] == kModePlanes || in[0] == kModeValuePlanes) {
+        if (in[0] >= kModePlanes) {
             if (out_size > max_decoded_size(params, in.size())) throw Error("qctx: declared size over the bound");
-            decode_planes(body, q, g, out_size, o, in[0] == kModeValuePlanes);
+            const LastPlane last = in[0] == kModeValuePlanes   ? LastPlane::WholeValues
+                                   : in[0] == kModeStoragePlanes ? LastPlane::StorageOrder
+                                                                 : LastPlane::Bytes;
+            decode_planes(body, q, g, out_size, o, last);
             if (g.tail) std::memcpy(o + out_size - g.tail, in.data() + in.size() - g.tail, g.tail);
             return;
         }
