@@ -5,6 +5,7 @@
 // coded; too little room refused without a write outside it.
 #include <catch2/catch.hpp>
 
+#include "codecs/rans_order0_counts.hpp"
 #include "codecs/rans_order0_encoder.hpp"
 #include "codecs/uint7.hpp"
 #include "rans_order1_util.hpp"
@@ -80,15 +81,56 @@ TEST_CASE("order-0 X32 encoder: the library's bytes up to 64 KB, a sampled table
 TEST_CASE("order-0 X32 encoder: bytes the sample does not see are coded, at the range's ends too") {
     // Above 64 KB the table is counted on 1 KB in every 8 KB: values that occur only between the
     // sampled blocks, as the plane's smallest and largest byte and inside its range, must still
-    // have a frequency (without one they would be coded as another symbol, silently).
+    // have a frequency (without one they would be coded as another symbol, silently). Three
+    // planes: a few such values in a narrow range (found by the scan; two values in the range
+    // that do not occur get none), the same around 0 as signed bytes (the range wraps), and
+    // values far apart (more than the scan takes: every byte counted). Positions 5000, 139300
+    // and 200000 lie outside the sample; 299999 is past its last whole block.
     const size_t n = 300000;
-    Bytes in = plane(6, n, 77);
-    for (uint8_t& b : in) b = static_cast<uint8_t>(100 + (b % 8));
-    in[5000] = 3, in[139300] = 250, in[200000] = 150, in[n - 1] = 2;
-    for (EncodeFn encode : encoders_here()) {
-        const Bytes own = own_body(in, 2 * n + 4096, encode);
-        REQUIRE(!own.empty());
-        CHECK(stztest::library_decoded(RANS_ORDER_X32, own, n) == in);
+    const size_t rare_at[] = {5000, 139300, 200000, n - 1};
+    struct Case {
+        uint8_t base, spread;
+        uint8_t rare[4];
+        uint8_t absent[2];  // in the range, nowhere in the plane: no frequency needed
+    };
+    const Case cases[] = {{100, 8, {98, 110, 109, 98}, {99, 108}},
+                          {0xfe, 4, {0xf8, 7, 6, 0xf8}, {0xf9, 4}},
+                          {100, 8, {3, 250, 150, 2}, {0, 0}}};
+    for (const Case& c : cases) {
+        Bytes in = plane(6, n, 77);
+        for (uint8_t& b : in) b = static_cast<uint8_t>(c.base + b % c.spread);
+        for (int j = 0; j < 4; ++j) in[rare_at[j]] = c.rare[j];
+        INFO("base " << int(c.base) << ", rare " << int(c.rare[0]) << " " << int(c.rare[1]));
+        uint32_t count[256];
+        const uint32_t total = rans_enc::order0_table_counts(in.data(), n, count);
+        uint32_t sum = 0;
+        for (int v = 0; v < 256; ++v) sum += count[v];
+        CHECK(total == sum);
+        for (uint8_t v : c.rare) CHECK(count[v] >= 1);
+        if (c.absent[0] != c.absent[1]) CHECK((count[c.absent[0]] == 0 && count[c.absent[1]] == 0));
+        for (EncodeFn encode : encoders_here()) {
+            const Bytes own = own_body(in, 2 * n + 4096, encode);
+            REQUIRE(!own.empty());
+            CHECK(stztest::library_decoded(RANS_ORDER_X32, own, n) == in);
+        }
+    }
+}
+
+TEST_CASE("order-0 X32 encoder: the scan for values the sample missed, in both its forms") {
+    for (size_t n : {size_t(0), size_t(15), size_t(64), size_t(1000), size_t(70001)}) {
+        Bytes in = stztest::random_bytes(n, n + 3);
+        for (uint8_t& b : in) b = static_cast<uint8_t>(b % 200);  // 200-255 never occur
+        if (n > 10) in[n - 1] = 230, in[n / 2] = 240;  // (the last byte: past every whole vector)
+        const uint8_t values[16] = {230, 240, 201, 0, 199, 255, 17, 250, 230, 1, 2, 3, 4, 5, 6, 7};
+        for (int k : {1, 2, 16}) {
+            bool naive[16], portable[16], wide[16];
+            for (int j = 0; j < k; ++j) naive[j] = std::find(in.begin(), in.end(), values[j]) != in.end();
+            rans_enc::find_byte_values(in.data(), n, values, k, portable, false);
+            rans_enc::find_byte_values(in.data(), n, values, k, wide, true);
+            INFO(n << " bytes, " << k << " values");
+            CHECK(std::equal(naive, naive + k, portable));
+            CHECK(std::equal(naive, naive + k, wide));
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../base/bytes.hpp"
 #include "x86_intrinsics.hpp"
 
 namespace stz::rans_enc {
@@ -74,11 +75,17 @@ __attribute__((target("avx512f,avx512bw"))) void find_values_avx512(const uint8_
         for (int j = 0; j < k; ++j) found[j] = found[j] || in[i] == values[j];
 }
 #endif
-void find_values(const uint8_t* in, size_t n, const uint8_t* values, int k, bool* found) {
+
+}  // namespace
+
+void find_byte_values(const uint8_t* in, size_t n, const uint8_t* values, int k, bool* found, bool allow_avx512) {
+    if (k > kMaxScanned) throw Error("find_byte_values: more values than it scans for");
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+    if (allow_avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
         return find_values_avx512(in, n, values, k, found);
+#else
+    (void)allow_avx512;
 #endif
     typedef uint8_t Lanes __attribute__((vector_size(16)));
     Lanes hit[kMaxScanned] = {};
@@ -95,8 +102,6 @@ void find_values(const uint8_t* in, size_t n, const uint8_t* values, int k, bool
     for (; i < n; ++i)
         for (int j = 0; j < k; ++j) found[j] = found[j] || in[i] == values[j];
 }
-
-}  // namespace
 
 uint32_t order0_table_counts(const uint8_t* in, size_t n, uint32_t* count) {
     uint32_t counts[4][256] = {};
@@ -124,7 +129,7 @@ uint32_t order0_table_counts(const uint8_t* in, size_t n, uint32_t* count) {
             for (int v = 0; v < 256; ++v) count[v] = counts[0][v] + counts[1][v] + counts[2][v] + counts[3][v];
         } else if (k) {
             bool found[kMaxScanned];
-            find_values(in, n, missed, k, found);
+            find_byte_values(in, n, missed, k, found);
             for (int j = 0; j < k; ++j) count[missed[j]] = found[j];
         }
     }

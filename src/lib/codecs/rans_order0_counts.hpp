@@ -18,4 +18,9 @@ constexpr size_t kSampledCountsFrom = 64u << 10;
 // holds. Returns the counts' sum. The same counts on every CPU.
 uint32_t order0_table_counts(const uint8_t* in, size_t n, uint32_t* count);
 
+// Which of the k byte values (at most 16) occur in in[0, n): found[j] for values[j]. With
+// `allow_avx512` false, the portable form that CPUs without AVX-512 BW run (for tests: both
+// forms give the same answer).
+void find_byte_values(const uint8_t* in, size_t n, const uint8_t* values, int k, bool* found, bool allow_avx512 = true);
+
 }  // namespace stz::rans_enc

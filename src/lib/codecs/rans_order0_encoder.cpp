@@ -131,6 +131,9 @@ unsigned char* rans_order0_encode_x32_avx512(unsigned char* in, unsigned int n, 
                                              unsigned int* out_size) {
     return encode_x32(in, n, out, out_size, rans_enc::steps_avx512<kShiftFull>, false);
 }
+#else  // the gathering steps are x86-64's; elsewhere the plain steps encode
+unsigned char* rans_order0_encode_x32_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
+unsigned char* rans_order0_encode_x32_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 #endif
 
 }  // namespace stz
