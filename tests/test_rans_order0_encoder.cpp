@@ -5,6 +5,7 @@
 // coded; too little room refused without a write outside it.
 #include <catch2/catch.hpp>
 
+#include "codecs/rans_encoder_parts.hpp"
 #include "codecs/rans_order0_counts.hpp"
 #include "codecs/rans_order0_encoder.hpp"
 #include "codecs/uint7.hpp"
@@ -46,12 +47,9 @@ std::vector<EncodeFn> encoders_here() {
     std::vector<EncodeFn> v;
     if (rans_order0_encoder_available()) v.push_back(rans_order0_encode_x32);
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    const bool popcnt = __builtin_cpu_supports("popcnt");
-    if (popcnt && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl"))
-        v.push_back(rans_order0_encode_x32_avx512);
-    if (popcnt && __builtin_cpu_supports("avx2")) v.push_back(rans_order0_encode_x32_avx2);
+    // (The conditions the kernel set picks them under.)
+    if (rans_enc::steps_avx512_available()) v.push_back(rans_order0_encode_x32_avx512);
+    if (rans_enc::steps_avx2_available()) v.push_back(rans_order0_encode_x32_avx2);
 #endif
     v.push_back(rans_order0_encode_x32_scalar);
     return v;

@@ -377,7 +377,7 @@ public:
         const size_t base = out.size();
         out.resize(base + out_size + kPad);
         try {
-            decode_coded(in.subspan(1), out_size, out.data() + base);
+            decode_coded(in.subspan(1), out_size, out.data() + base, decodes_within(in.subspan(1), out_size));
         } catch (...) {
             out.resize(base);
             throw;
@@ -391,13 +391,13 @@ public:
         return rans_decodes_within(body.data(), static_cast<unsigned>(body.size()), static_cast<unsigned>(out_size));
     }
     // A checked stream (check_coded) into `dst`, which has kPad bytes of slack after out_size
-    // unless the stream decodes within its bounds. The stream is read where it lies when kPad
-    // bytes after it may be read (`body_slack`) or it decodes within its bounds, else from a
-    // padded copy (the library reads past its input: a copy of a megabyte-plane's stream was
-    // 3 % of a random-weight q8_0 cache's decompression).
-    static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst, bool body_slack = false) {
+    // unless the stream decodes within its bounds. The stream is read where it lies when that may
+    // be done (`in_place`: kPad bytes after it may be read, or it decodes within its bounds), else
+    // from a padded copy (the library reads past its input: a copy of a megabyte-plane's stream
+    // was 3 % of a random-weight q8_0 cache's decompression).
+    static void decode_coded(ByteSpan body, size_t out_size, uint8_t* dst, bool in_place) {
         rans_init_cpu_once();
-        uint8_t* const src = library_input(body, body_slack || decodes_within(body, out_size));
+        uint8_t* const src = library_input(body, in_place);
         if (!rans_decode_stream(src, static_cast<unsigned>(body.size()), dst, static_cast<unsigned>(out_size)))
             throw Error("rans: corrupt stream");
     }
@@ -417,10 +417,10 @@ public:
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
         check_coded(body, out_size);
-        if (decodes_within(body, out_size)) return decode_coded(body, out_size, out);  // no slack needed
+        if (decodes_within(body, out_size)) return decode_coded(body, out_size, out, true);  // no slack needed
         thread_local Bytes dst_buf;
         uint8_t* dst = padded(dst_buf, out_size);
-        decode_coded(body, out_size, dst);
+        decode_coded(body, out_size, dst, false);
         std::memcpy(out, dst, out_size);
     }
     // `out` (and, if in_slack, `in`) has kSlack >= kPad bytes of slack after it: no
@@ -430,7 +430,7 @@ public:
         flags_of(params);
         if (in.empty() || in[0] != kModeRans) return decode_into(in, params, out_size, out);
         check_coded(in.subspan(1), out_size);
-        decode_coded(in.subspan(1), out_size, out, in_slack);
+        decode_coded(in.subspan(1), out_size, out, in_slack || decodes_within(in.subspan(1), out_size));
     }
     std::string describe(ByteSpan params) const override {
         return params.size() == 1 ? "rans:" + std::to_string(params[0] & 1) : "rans";

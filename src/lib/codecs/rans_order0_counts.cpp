@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "../base/bytes.hpp"
+#include "cpu_features.hpp"
 #include "x86_intrinsics.hpp"
 
 namespace stz::rans_enc {
@@ -25,6 +26,11 @@ void count_span(const uint8_t* in, size_t from, size_t to, uint32_t (&counts)[4]
     size_t i = from;
     for (; i + 4 <= to; i += 4) ++counts[0][in[i]], ++counts[1][in[i + 1]], ++counts[2][in[i + 2]], ++counts[3][in[i + 3]];
     for (; i < to; ++i) ++counts[0][in[i]];
+}
+
+// The four tables' sums into count[v].
+void sum_tables(const uint32_t (&counts)[4][256], uint32_t* count) {
+    for (int v = 0; v < 256; ++v) count[v] = counts[0][v] + counts[1][v] + counts[2][v] + counts[3][v];
 }
 
 // The bytes' smallest and largest value as unsigned (lo, hi) and as signed (slo, shi, each as
@@ -81,9 +87,7 @@ __attribute__((target("avx512f,avx512bw"))) void find_values_avx512(const uint8_
 void find_byte_values(const uint8_t* in, size_t n, const uint8_t* values, int k, bool* found, bool allow_avx512) {
     if (k > kMaxScanned) throw Error("find_byte_values: more values than it scans for");
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (allow_avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
-        return find_values_avx512(in, n, values, k, found);
+    if (allow_avx512 && cpu::avx512_bw_vl()) return find_values_avx512(in, n, values, k, found);
 #else
     (void)allow_avx512;
 #endif
@@ -113,7 +117,7 @@ uint32_t order0_table_counts(const uint8_t* in, size_t n, uint32_t* count) {
     constexpr size_t kPhases = kSampleStride / kSampleBlock;
     for (size_t k = 0, at = 0; sampled && (at = k * kSampleStride + k % kPhases * kSampleBlock) + kSampleBlock <= n; ++k)
         count_span(in, at, at + kSampleBlock, counts);
-    for (int v = 0; v < 256; ++v) count[v] = counts[0][v] + counts[1][v] + counts[2][v] + counts[3][v];
+    sum_tables(counts, count);
     if (sampled) {
         // The values in the plane's narrower range that the sample missed.
         const ByteRanges r = byte_ranges(in, n);
@@ -126,7 +130,7 @@ uint32_t order0_table_counts(const uint8_t* in, size_t n, uint32_t* count) {
         if (k > kMaxScanned) {
             std::memset(counts, 0, sizeof counts);
             count_span(in, 0, n, counts);
-            for (int v = 0; v < 256; ++v) count[v] = counts[0][v] + counts[1][v] + counts[2][v] + counts[3][v];
+            sum_tables(counts, count);
         } else if (k) {
             bool found[kMaxScanned];
             find_byte_values(in, n, missed, k, found);
