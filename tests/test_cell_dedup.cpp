@@ -1,5 +1,6 @@
-// celldedup: repeated columns (cells) of channel-major data become references; the decoder
-// refuses references that are out of order, forward or inconsistent with the block.
+// celldedup: repeated columns (cells) of channel-major data become references; dedup: repeated
+// rows. The decoders refuse references that are out of order, forward or inconsistent with the
+// block.
 #include <catch2/catch.hpp>
 
 #include "codecs/pipeline.hpp"
@@ -146,5 +147,34 @@ TEST_CASE("celldedup copies runs of unique columns exactly, for 2- and 4-byte va
         Bytes short_body = e.payload;
         short_body.erase(short_body.begin(), short_body.begin() + elem);
         CHECK_THROWS_AS(decode_pipeline(p, short_body, e.stage_input_sizes), Error);
+    }
+}
+
+TEST_CASE("dedup copies runs of unique rows between references exactly, and refuses a body that runs short", "[codec]") {
+    // Rows of 18 bytes (a q4_0 block: a V row of a head of 32) and of 64: unique runs of 1 to
+    // 40 rows between repeats, a repeat first after the first row and last at the end.
+    for (uint64_t row : {18u, 64u}) {
+        CAPTURE(row);
+        DataShape s;
+        s.row_bytes = row;
+        const Bytes noise = random_bytes(400 * row, 21);
+        Bytes data;
+        size_t fresh = 0, n = 0;
+        const int runs[] = {1, 3, 40, 2, 17, 1, 5};
+        for (int run : runs) {
+            data.insert(data.end(), noise.begin() + fresh * row, noise.begin() + (fresh + run) * row), fresh += run, n += run;
+            data.insert(data.end(), noise.begin() + (n % fresh) * row, noise.begin() + (n % fresh + 1) * row), ++n;
+        }
+        Pipeline p = parse_pipeline("dedup", s);
+        EncodedChunk e = encode_pipeline(p, data);
+        REQUIRE(e.payload.back() == 1);
+        const size_t ref_len = load_le<uint32_t>(e.payload.data() + e.payload.size() - 5);
+        const size_t body = e.payload.size() - 5 - ref_len;
+        CHECK(body == fresh * row);
+        CHECK(decode_pipeline(p, e.payload, e.stage_input_sizes) == data);
+        // One unique row fewer in the body: the last run finds too few, whichever run it is.
+        Bytes short_body = e.payload;
+        short_body.erase(short_body.begin(), short_body.begin() + static_cast<std::ptrdiff_t>(row));
+        CHECK_THROWS_WITH(decode_pipeline(p, short_body, e.stage_input_sizes), Catch::Contains("too few unique rows"));
     }
 }

@@ -114,6 +114,21 @@ public:
         ++at_;
         return u_++;
     }
+    // The units from the current one on that copy consecutive unique units: a reference (one
+    // unit), or the unique units up to the next reference or the end. Returns how many, and
+    // the first unique unit they copy in `first`; the same units and checks as next() called
+    // that many times. Not past the last unit.
+    uint64_t next_run(uint64_t& first) {
+        if (at_ == next_ref_) {
+            first = next();
+            return 1;
+        }
+        const uint64_t count = (next_ref_ == kNone ? n_ : next_ref_) - at_;
+        if (count > n_unique_ - u_) fail("too few unique " + unit_ + "s");
+        first = u_;
+        u_ += count, at_ += count;
+        return count;
+    }
     void finish() const {
         if (at_ != n_ || u_ != n_unique_ || next_ref_ != kNone) fail(unit_ + " counts do not match");
     }

@@ -82,9 +82,14 @@ public:
         if (body % row) throw Error("dedup: bad unique rows");
         const size_t n = out_size / row, n_unique = body / row;
         ReferenceReader refs(in.subspan(body, ref_len), n, n_unique, "dedup", "row");
-        for (size_t r = 0; r < n; ++r) {
-            const uint64_t u = refs.next();  // < n_unique: the row lies in the body
-            std::memcpy(o + r * row, in.data() + u * row, row);
+        // A run of unique rows lies in the body as it lies in the output: one copy a run, not
+        // a copy a row (the 18-byte rows of a q4_0 cache's V, a copy each, were 8 % of its
+        // decompression).
+        for (size_t r = 0; r < n;) {
+            uint64_t u = 0;
+            const uint64_t count = refs.next_run(u);  // u + count <= n_unique: in the body
+            std::memcpy(o + r * row, in.data() + u * row, count * row);
+            r += count;
         }
         refs.finish();
     }
