@@ -1,7 +1,8 @@
 // An order-1 encoder of htscodecs' 32-way rANS streams (the kernel part of RANS_ORDER_X32 | 1),
 // writing the same bytes as the library's rans_compress_O1_32x16* at a fraction of their set-up,
-// and, where its counts say they are smaller, statezip's streams with grouped contexts (the rows
-// of 2^s neighbouring previous bytes merged: choose_grouping; rans_order1_decoder.hpp).
+// and, where its counts say they are smaller (each row charged for its decoding), statezip's
+// streams with grouped contexts (the rows of 2^s neighbouring previous bytes merged:
+// choose_grouping; rans_order1_decoder.hpp).
 //
 // Why: on every call the library zeroes and sums a 256 x 256 table of pair counts, normalises
 // and writes every context's frequencies walking all 256 symbols of each, and builds a 16-byte
@@ -255,20 +256,22 @@ uint8_t* put_context(uint8_t* p, const uint8_t* sym, const uint32_t* f, uint32_t
 constexpr int kMaxGroupShift = 5;
 constexpr double kTableBytesPerPair = 0.5;  // what a table entry costs (as order_from_counts)
 
-// The order-1 entropy (bits) and distinct pairs with rows grouped by `shift`, from the rows
+// The order-1 entropy (bits), distinct pairs and rows with rows grouped by `shift`, from the rows
 // listed (list_pairs; each row's total has one more for the last byte's value, not a pair). Only
 // the pairs listed are visited: summed per group, each symbol's first sighting in the group noted
 // without a branch (a group of many rows sees most symbols again and again: a branch on it
 // mispredicted), then the symbols noted taken and cleared. Scanning 256 counts per group for five
 // groupings cost more than a small plane's pairs.
-void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int shift, double& bits, uint32_t& pairs) {
+void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int shift, double& bits, uint32_t& pairs,
+                  uint32_t& rows) {
     const double* const table = klogk_table();
     uint32_t counts[256] = {};
     uint8_t seen[256 + 1];  // one more than there are symbols: the last sighting's write is always made
-    bits = 0, pairs = 0;
+    bits = 0, pairs = 0, rows = 0;
     for (int b = 0; b < (256 >> shift); ++b) {
         const uint32_t begin = s.list_start[b << shift], end = s.list_start[(b + 1) << shift];
         if (begin == end) continue;
+        ++rows;
         uint64_t total = 0;
         for (int c = b << shift; c < (b + 1) << shift; ++c) total += totals[c] - (c == last);
         uint32_t n_seen = 0;
@@ -284,16 +287,19 @@ void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int sh
     }
 }
 
-// The grouping (0 to kMaxGroupShift) whose coded bytes and table come to the least, estimated;
+// The grouping (0 to kMaxGroupShift) whose coded bytes and table (entries and rows) come to the
+// least, estimated;
 // its entropy and pairs into `counts` (for the order test).
 int choose_grouping(const Scratch& s, const uint32_t* totals, uint8_t last, PairCounts& counts) {
-    double best = counts.bits1 / 8 + kTableBytesPerPair * counts.pairs;
+    uint32_t rows = 0;
+    for (int c = 0; c < 256; ++c) rows += s.list_start[c] != s.list_start[c + 1];
+    double best = counts.bits1 / 8 + kTableBytesPerPair * counts.pairs + order1::kTableBytesPerRow * rows;
     int best_shift = 0;
     for (int shift = 1; shift <= kMaxGroupShift; ++shift) {
         double bits = 0;
         uint32_t pairs = 0;
-        grouped_bits(s, totals, last, shift, bits, pairs);
-        const double cost = bits / 8 + kTableBytesPerPair * pairs;
+        grouped_bits(s, totals, last, shift, bits, pairs, rows);
+        const double cost = bits / 8 + kTableBytesPerPair * pairs + order1::kTableBytesPerRow * rows;
         if (cost < best) best = cost, best_shift = shift, counts.bits1 = bits, counts.pairs = pairs;
     }
     return best_shift;
