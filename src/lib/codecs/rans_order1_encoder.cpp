@@ -288,8 +288,7 @@ void grouped_bits(const Scratch& s, const uint32_t* totals, uint8_t last, int sh
 }
 
 // The grouping (0 to kMaxGroupShift) whose coded bytes and table (entries and rows) come to the
-// least, estimated;
-// its entropy and pairs into `counts` (for the order test).
+// least, estimated; its entropy and pairs into `counts` (for the order test).
 int choose_grouping(const Scratch& s, const uint32_t* totals, uint8_t last, PairCounts& counts) {
     uint32_t rows = 0;
     for (int c = 0; c < 256; ++c) rows += s.list_start[c] != s.list_start[c + 1];

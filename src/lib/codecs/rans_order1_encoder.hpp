@@ -46,8 +46,9 @@ unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsign
 // it said, and nothing is written unless it was order 1. With `stream_form` not null the stream
 // may be one of statezip's own (rans_order1_form.hpp: streams only statezip decodes): rows
 // grouped where the counts say that costs fewer bytes, each row charged kTableBytesPerRow
-// (`test` then sees the grouped rows' entropy and pairs), a plane from kTwoHalvesMinBytes in two halves; *stream_form gets the form
-// byte the stream starts with, or 0 for htscodecs' stream (no form byte).
+// (`test` then sees the grouped rows' entropy and pairs), a plane from kTwoHalvesMinBytes in two
+// halves; *stream_form gets the form byte the stream starts with, or 0 for htscodecs' stream (no
+// form byte).
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                             OrderTest test, OrderVerdict* verdict, int* stream_form);
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
