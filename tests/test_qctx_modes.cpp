@@ -101,42 +101,43 @@ TEST_CASE("qctx modes 2 and 4 refuse hostile payloads with an error", "[quant][q
     REQUIRE(q);
     // Noise q4_1 in records: mode 4; q8_0's small chunk: mode 2.
     for (ElemType t : {ElemType::Q4_1, ElemType::Q8_0}) {
-    INFO(elem_type_info(t).name);
-    const Bytes params = parse_pipeline("qctx", blocks_shape(t, 2, 40)).stages[0].params;
-    const Bytes data = records_of(8, [](int r) { return random_bytes(12, r); },
-                                  [&](int r) { return noise_blocks(t, 40, r); });
-    Bytes payload;
-    q->encode(data, params, payload);
-    REQUIRE(payload[0] == (t == ElemType::Q8_0 ? 2 : 4));
-    Bytes out;
-    q->decode(payload, params, data.size(), out);
-    CHECK(out == data);
-    // A declared output over the size bound is refused before anything is allocated for it.
-    out.clear();
-    const uint64_t huge = (uint64_t{1} << 40) / data.size() * data.size();
-    CHECK_THROWS_AS(q->decode(payload, params, static_cast<size_t>(huge), out), Error);
-    // Lengths past the end, truncations, flipped bytes: an error or (a flip inside a plane's
-    // coded bytes) other bytes of exactly the declared size, never a crash.
-    Bytes long_heads = payload;
-    store_le<uint32_t>(long_heads.data() + 1, UINT32_MAX);
-    for (const Bytes& bad : {long_heads, Bytes(payload.begin(), payload.begin() + 5), Bytes(payload.begin(), payload.end() - 1)}) {
+        INFO(elem_type_info(t).name);
+        const Bytes params = parse_pipeline("qctx", blocks_shape(t, 2, 40)).stages[0].params;
+        const Bytes data = records_of(8, [](int r) { return random_bytes(12, r); },
+                                      [&](int r) { return noise_blocks(t, 40, r); });
+        Bytes payload;
+        q->encode(data, params, payload);
+        REQUIRE(payload[0] == (t == ElemType::Q8_0 ? 2 : 4));
+        Bytes out;
+        q->decode(payload, params, data.size(), out);
+        CHECK(out == data);
+        // A declared output over the size bound is refused before anything is allocated for it.
         out.clear();
-        CHECK_THROWS_AS(q->decode(bad, params, data.size(), out), Error);
-    }
-    for (size_t at = 1; at < payload.size(); at += 7) {
-        Bytes flipped = payload;
-        flipped[at] ^= 0x41;
-        check_refused_or_sized(*q, flipped, params, data.size());
-    }
-    // The other of the two modes' byte on the same planes: other bytes or an error; a mode past 4:
-    // an error.
-    for (uint8_t mode : {uint8_t(payload[0] == 2 ? 4 : 2), uint8_t(5), uint8_t(0xff)}) {
-        Bytes other = payload;
-        other[0] = mode;
-        out.clear();
-        if (mode > 4) CHECK_THROWS_AS(q->decode(other, params, data.size(), out), Error);
-        else check_refused_or_sized(*q, other, params, data.size());
-    }
+        const uint64_t huge = (uint64_t{1} << 40) / data.size() * data.size();
+        CHECK_THROWS_AS(q->decode(payload, params, static_cast<size_t>(huge), out), Error);
+        // Lengths past the end, truncations, flipped bytes: an error or (a flip inside a plane's
+        // coded bytes) other bytes of exactly the declared size, never a crash.
+        Bytes long_heads = payload;
+        store_le<uint32_t>(long_heads.data() + 1, UINT32_MAX);
+        for (const Bytes& bad :
+             {long_heads, Bytes(payload.begin(), payload.begin() + 5), Bytes(payload.begin(), payload.end() - 1)}) {
+            out.clear();
+            CHECK_THROWS_AS(q->decode(bad, params, data.size(), out), Error);
+        }
+        for (size_t at = 1; at < payload.size(); at += 7) {
+            Bytes flipped = payload;
+            flipped[at] ^= 0x41;
+            check_refused_or_sized(*q, flipped, params, data.size());
+        }
+        // The other of the two modes' byte on the same planes: other bytes or an error; a mode past 4:
+        // an error.
+        for (uint8_t mode : {uint8_t(payload[0] == 2 ? 4 : 2), uint8_t(5), uint8_t(0xff)}) {
+            Bytes other = payload;
+            other[0] = mode;
+            out.clear();
+            if (mode > 4) CHECK_THROWS_AS(q->decode(other, params, data.size(), out), Error);
+            else check_refused_or_sized(*q, other, params, data.size());
+        }
     }
 }
 
