@@ -95,8 +95,9 @@ STATEZIP_API int stz_compress(const void* src, size_t src_size, void* dst, size_
  * up to the end of the header); for a .stz made with a reference, the size it rebuilds. */
 STATEZIP_API int stz_decompressed_size(const void* src, size_t src_size, uint64_t* size);
 
-/* Decompresses the .stz in src into dst and verifies every checksum. On any error the
- * contents of dst are unspecified. Uses all cores. */
+/* Decompresses the .stz in src into dst and verifies every decoded chunk against its
+ * checksum (and a chunk's record checksum where it does not decode as written). On any error
+ * the contents of dst are unspecified. Uses all cores. */
 STATEZIP_API int stz_decompress(const void* src, size_t src_size, void* dst, size_t dst_capacity, size_t* dst_size);
 /* The same with a thread count: 0 = all cores, 1 = one worker thread (the calling
  * thread hands out and collects its chunks beside it). */

@@ -114,6 +114,27 @@ inline stz::Bytes decompress_bytes(const stz::Bytes& in, unsigned threads = 1) {
     return sink.out;
 }
 
+// Decompression as -t runs it (RecordCheck::BeforeDecode: every damaged byte is named) or as
+// -d does (OnFailure: a chunk's record checksum only when it fails to decode as written).
+inline stz::Bytes decompress_bytes(const stz::Bytes& in, stz::RecordCheck when) {
+    stz::MemoryStream s(in);
+    stz::MemorySink sink;
+    stz::DecompressOptions opt;
+    opt.record_check = when;
+    stz::decompress_stream(s, sink, opt);
+    return sink.out;
+}
+
+// What -d does with a damaged .stz: refuses it, or gives back exactly `original` (a damaged
+// byte that decoding does not read, or that leaves every chunk as written, is no error there).
+inline bool refused_or_exact(const stz::Bytes& damaged, const stz::Bytes& original) {
+    try {
+        return decompress_bytes(damaged, stz::RecordCheck::OnFailure) == original;
+    } catch (const stz::Error&) {
+        return true;
+    }
+}
+
 // f16 bit patterns whose exponent depends on the channel (as K/V values do), random mantissas.
 inline stz::Bytes channel_floats16(size_t rows, size_t cols, uint64_t seed) {
     std::mt19937_64 g(seed);

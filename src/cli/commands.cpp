@@ -74,6 +74,7 @@ DecompressOptions decode_options(const Options& o, unsigned threads, ProgressFn 
     d.progress = std::move(progress);
     d.memory_budget = o.compress.memory_budget;
     d.reference = o.reference.get();
+    if (o.mode == Mode::Test) d.record_check = RecordCheck::BeforeDecode;  // -t names any damaged byte
     return d;
 }
 
@@ -96,7 +97,9 @@ std::string output_path(const Options& o, const std::string& in_path) {
 void verify_container(const Options& o, const std::string& path, unsigned threads) {
     FdStream s(path);
     NullSink n;
-    decompress_stream(s, n, decode_options(o, threads));
+    DecompressOptions d = decode_options(o, threads);
+    d.record_check = RecordCheck::BeforeDecode;  // the file as written, every byte, before the input goes
+    decompress_stream(s, n, d);
 }
 
 void compress_one(Options& o, const std::string& in_path) {

@@ -320,7 +320,9 @@ int run_pack_test(const std::string& set, const PackCliOptions& o) {
             const std::string label = m.record ? m.record->name : "member #" + std::to_string(i + 1);
             try {
                 if (!m.record) throw Error("damaged member record at offset " + std::to_string(m.offset) + ": " + m.error);
-                r.test(i, restore_options(o), std::min<uint64_t>(quarter, 64ull << 20));
+                DecompressOptions every_byte = restore_options(o);  // a test names any damaged byte
+                every_byte.record_check = RecordCheck::BeforeDecode;
+                r.test(i, every_byte, std::min<uint64_t>(quarter, 64ull << 20));
                 if (o.verbosity >= 1)
                     std::fprintf(stderr, "%s: %s : OK (%s)\n", printable(set).c_str(), printable(label).c_str(),
                                  human_bytes(m.record->size).c_str());

@@ -499,27 +499,37 @@ void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord&
 }
 
 // Runs a chunk's decoding, with a codec's error (a stz::Error that is not a DataError) named
-// as a corrupt chunk at the chunk's offset.
-template <class F> static void decoding_chunk(const ChunkRecord& c, F&& decode) {
+// as a corrupt chunk at the chunk's offset. A record checksum left for after decoding is
+// checked first on any error: a damaged payload is named as such.
+template <class F> void ContainerReader::decoding_chunk(const ChunkRecord& c, F&& decode) const {
     try {
         decode();
     } catch (const DataError&) {
+        if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
         throw;
     } catch (const Error& e) {
+        if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
         throw DataError(std::string("corrupt chunk (") + e.what() + ")", c.container_offset);
     }
 }
 
-void ContainerReader::check_before_decode(const ChunkRecord& c) {
+void ContainerReader::check_before_decode(const ChunkRecord& c) const {
     if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
-    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);  // before anything is decoded
+    if (c.record_hash_pending && (record_check_ == RecordCheck::BeforeDecode || c.record_checks_header))
+        check_record(*c.record_hash_pending, c);
+}
+
+// The decoded chunk is not the one written: the record checksum names a damaged record first.
+void ContainerReader::throw_decoded_mismatch(const ChunkRecord& c) {
+    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
+    throw DataError("checksum mismatch in decoded chunk", c.container_offset);
 }
 
 Bytes ContainerReader::decode(const ChunkRecord& c) const {
     check_before_decode(c);
     Bytes raw;
     decoding_chunk(c, [&] { raw = decode_pipeline(c.pipeline, c.payload_bytes(), c.stage_sizes); });
-    if (hash64(raw) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
+    if (hash64(raw) != c.raw_hash) throw_decoded_mismatch(c);
     return raw;
 }
 
@@ -527,7 +537,7 @@ void ContainerReader::decode_into(const ChunkRecord& c, uint8_t* dst) const {
     check_before_decode(c);
     const size_t n = static_cast<size_t>(c.raw_size);
     decoding_chunk(c, [&] { decode_pipeline_into(c.pipeline, c.payload_bytes(), c.stage_sizes, dst, n); });
-    if (hash64({dst, n}) != c.raw_hash) throw DataError("checksum mismatch in decoded chunk", c.container_offset);
+    if (hash64({dst, n}) != c.raw_hash) throw_decoded_mismatch(c);
 }
 
 }  // namespace stz

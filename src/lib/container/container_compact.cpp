@@ -316,6 +316,7 @@ std::optional<ChunkRecord> ContainerReader::next_compact(PayloadCheck check) {
     take_payload(c, size_t(head.stored_size), check);
     if (check != PayloadCheck::Now) c.record_hash_pending = std::move(record_hash);
     else check_record(*record_hash, c);
+    c.record_checks_header = n_chunks_ == 0;
     last_raw_hash_ = c.raw_hash;
     raw_pos_ += c.raw_size;
     ++n_chunks_;

@@ -326,6 +326,7 @@ uint64_t chunk_decode_cost(const ChunkRecord& c) {
 
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt) {
     ContainerReader r(in);
+    r.set_record_check(opt.record_check);
     DecompressResult res;
     res.header = r.header();
     // A --patch-from file: the stored stream goes through the patch sink, which adds REF's bytes.
@@ -360,9 +361,9 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
             res.bytes_out += d.size;
             if (opt.progress) opt.progress(res.bytes_out, res.header.original_size, res.header.sections[section].name);
         });
-    // The decode jobs check each chunk's record checksum (payload, head, raw offset) before
-    // decoding and its raw_hash after: the reading thread only reads and writes, so that it
-    // keeps the workers fed. The output is not hashed again as a whole: the reader checks that
+    // The decode jobs check each chunk's record checksum (payload, head, raw offset; before
+    // decoding or only on a failure, as opt.record_check says) and its raw_hash after decoding:
+    // the reading thread only reads and writes, so that it keeps the workers fed. The output is not hashed again as a whole: the reader checks that
     // the chunks are in order and tile the file (each check binds its raw offset, the end check
     // or index every head, the running position reaches the original size), so chunks whose
     // raw_hash matched are the whole file that content_hash was taken of (docs/FORMAT.md). The

@@ -62,6 +62,10 @@ struct DecompressOptions {
     uint64_t memory_budget = kDefaultMemoryBudget;
     // The reference file of a --patch-from file (patch.hpp); such a file is refused without it.
     InputSource* reference = nullptr;
+    // When each chunk's record checksum is checked (container.hpp): OnFailure decompresses as
+    // safely and faster; testing a file, or verifying it before its input goes, names any damaged
+    // byte with BeforeDecode.
+    RecordCheck record_check = RecordCheck::OnFailure;
 };
 // Decodes and verifies every chunk and the whole-file hash; `out` may be a NullSink (test).
 DecompressResult decompress_stream(InputStream& in, OutputSink& out, const DecompressOptions& opt);
