@@ -243,12 +243,13 @@ struct BlockPlanes {
 // order, a fixed-size copy a block (16, 20 or 32 bytes): no transposition of the bulk of the
 // block. (The random-weight q8_0 caches' K: the tiled transpose back was 6.5 % of their
 // decompression.)
-template <bool ToPlanes, size_t Per, size_t Skip, typename T>
-void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base) {
+// (`payload`: the plane of the bytes after the scales, bp.payload's or, decoding a stored
+// plane, where it lies in the chunk's payload.)
+template <bool ToPlanes, size_t Per, size_t Skip, typename T, typename P>
+void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base, P* payload) {
     const size_t cols = bp.pp.cols, rows = bp.pp.rows, W = g.W;
     const size_t run = g.record ? g.per_record : bp.blocks;
     uint8_t* const b0 = const_cast<uint8_t*>(base);
-    uint8_t* payload = bp.payload.data();
     uint8_t* scale[Skip];
     for (size_t k = 0; k < Skip; ++k) scale[k] = bp.scale[k].data();
     size_t c = 0, r = 0;
@@ -257,18 +258,23 @@ void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base) {
         for (size_t i = 0; i < run; ++i, b += W, payload += Per) {
             const size_t at = c * rows + r;
             for (size_t k = 0; k < Skip; ++k) ToPlanes ? void(scale[k][at] = b[k]) : void(b[k] = scale[k][at]);
-            ToPlanes ? void(std::memcpy(payload, b + Skip, Per)) : void(std::memcpy(b + Skip, payload, Per));
+            if constexpr (ToPlanes) std::memcpy(payload, b + Skip, Per);
+            else std::memcpy(b + Skip, payload, Per);
             if (++c == cols) c = 0, ++r;
         }
     }
 }
-template <bool ToPlanes, typename T>
-void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base) {
+template <bool ToPlanes, typename T, typename P>
+void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base, P* payload) {
     const bool min = bp.pp.skip == 4;  // the _1 types: d and m
     switch (bp.pp.per) {
-        case 16: return min ? move_in_storage_order<ToPlanes, 16, 4>(bp, g, base) : move_in_storage_order<ToPlanes, 16, 2>(bp, g, base);
-        case 20: return min ? move_in_storage_order<ToPlanes, 20, 4>(bp, g, base) : move_in_storage_order<ToPlanes, 20, 2>(bp, g, base);
-        case 32: return move_in_storage_order<ToPlanes, 32, 2>(bp, g, base);
+        case 16:
+            return min ? move_in_storage_order<ToPlanes, 16, 4>(bp, g, base, payload)
+                       : move_in_storage_order<ToPlanes, 16, 2>(bp, g, base, payload);
+        case 20:
+            return min ? move_in_storage_order<ToPlanes, 20, 4>(bp, g, base, payload)
+                       : move_in_storage_order<ToPlanes, 20, 2>(bp, g, base, payload);
+        case 32: return move_in_storage_order<ToPlanes, 32, 2>(bp, g, base, payload);
         default: throw Error("qctx: no such block layout");
     }
 }
@@ -380,7 +386,7 @@ void encode_planes(ByteSpan in, const QParams& q, const Geometry& g, Bytes& out,
     BlockPlanes bp(q, g.blocks);
     bp.allocate();
     if (choice.storage_order()) {
-        move_in_storage_order<true>(bp, g, in.data());
+        move_in_storage_order<true>(bp, g, in.data(), bp.payload.data());
         for (const Bytes& plane : bp.scale) put_plane(plane, out, true);
         return put_plane(bp.payload, out, false, false);
     }
@@ -411,8 +417,13 @@ __attribute__((target_clones("avx2", "default"))) void decode_planes(ByteSpan bo
     BlockPlanes bp(q, g.blocks);
     for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
     if (last == LastPlane::StorageOrder) {
+        // A plane its rans stage stored (a random-weight cache's quants) goes into the blocks
+        // from where it lies: copied once, not twice (the copy into bp.payload first was 5 % of
+        // a random-weight q5_1 cache's decompression).
+        if (const std::optional<ByteSpan> stored = rans_stored_bytes(body, bp.pp.size()))
+            return move_in_storage_order<false>(bp, g, o, stored->data());
         get_plane(body, bp.pp.size(), bp.payload);
-        return move_in_storage_order<false>(bp, g, o);
+        return move_in_storage_order<false>(bp, g, o, bp.payload.data());
     }
     if (last == LastPlane::Bytes) {
         get_plane(body, bp.pp.size(), bp.payload);

@@ -442,6 +442,12 @@ public:
 
 std::unique_ptr<Codec> make_rans_codec() { return std::make_unique<RansCodec>(); }
 
+std::optional<ByteSpan> rans_stored_bytes(ByteSpan stage_output, size_t out_size) {
+    if (stage_output.empty() || stage_output[0] != kModeStored) return std::nullopt;
+    if (stage_output.size() - 1 != out_size) throw Error("rans: stored size does not match");
+    return stage_output.subspan(1);
+}
+
 void rans_encode_decided(ByteSpan in, int order, Bytes& out) {
     const uint8_t params[1] = {static_cast<uint8_t>((order ? 1 : 0) | RANS_ORDER_X32)};
     RansCodec::encode_from(in, params, out, false, false);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "../base/bytes.hpp"
 #include "rans_order1_encoder.hpp"
@@ -63,5 +64,10 @@ inline constexpr size_t kRansExactOrderBytes = 256u << 10;
 // of the codec's (a plane too small for order 1, or not worth coding, is still order-0 or
 // stored).
 void rans_encode_decided(ByteSpan in, int order, Bytes& out);
+
+// The bytes of a rans stage's output that stored its input of out_size bytes, where they lie;
+// nullopt where the stage coded them (decode them then). For a caller that only moves the
+// plane on: no copy of it first.
+std::optional<ByteSpan> rans_stored_bytes(ByteSpan stage_output, size_t out_size);
 
 }  // namespace stz
