@@ -267,6 +267,8 @@ DecodeRoute route_of(const uint8_t* in, unsigned in_size, unsigned out_size) {
     r.header = 1 + size_bytes;
     const KernelPair& k0 = kernels().order[0];
     if (flags == (RANS_ORDER_X32 | kRansOrderGrouped)) {
+        // Statezip's own decoder reads the halves exactly when rans_order0_decode_halves takes
+        // decode_own (in pairs, or without a library kernel): the two conditions change together.
         r.halves = true, r.own = k0.decode_in_pairs || !k0.decode;
         return r;
     }

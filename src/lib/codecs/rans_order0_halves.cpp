@@ -249,6 +249,7 @@ bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out
     const uint8_t* const b = p + a_size;
     const auto b_size = static_cast<unsigned>(in + in_size - b);
     const auto na = static_cast<unsigned>(order0_halves::first_half_bytes(n));
+    // (route_of in rans_kernels.cpp tells rans_decodes_within the same condition: change both.)
     if (in_pairs || !decode_half) return decode_own(p, a_size, b, b_size, out, n, in_pairs);
     return decode_half(const_cast<uint8_t*>(p), a_size, out, na) == out &&
            decode_half(const_cast<uint8_t*>(b), b_size, out + na, n - na) == out + na;
