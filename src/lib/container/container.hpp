@@ -110,11 +110,15 @@ enum class PayloadCheck { Now, InDecode, InDecodeRead };
 // BeforeDecode, so that a damaged byte is named even where decoding would not read it or would
 // decode the chunk as written anyway (testing a file, verifying one before its input goes); or
 // OnFailure, only when decoding fails or its output does not match raw_hash, to name the damage
-// (decompression). The output is as safe either way: raw_hash covers every byte decoded, and the
-// reader checks that the chunks tile the file, so chunks whose raw_hash matched are the file
-// that was written. What OnFailure saves is a pass over the payload before decoding (10 % of a
-// random-weight q5_1 cache's decompression, whose blocks are mostly stored). The decoders take
-// any payload: every length and size in it is checked, whatever the checksums say.
+// (decompression). Either way a file is refused unless it decodes as written: raw_hash covers
+// every byte decoded, and the chunks must tile the file in order (version 3: the end check over
+// every head, in order, or the one chunk's check). What OnFailure defers is where a whole record
+// that decodes as written was moved (a chunk swapped with another of its size): found by the end
+// check, after the chunks before it were handed out (a file output is then not kept; a stream
+// has had them, and then the error, as with zstd's checksum). What OnFailure saves is a pass
+// over the payload before decoding (10 % of a random-weight q5_1 cache's decompression, whose
+// blocks are mostly stored). The decoders take any payload: every length and size in it is
+// checked, whatever the checksums say.
 enum class RecordCheck { BeforeDecode, OnFailure };
 
 class ContainerWriter {
