@@ -498,6 +498,11 @@ void ContainerReader::check_record(const Hasher& record_hash, const ChunkRecord&
         throw DataError("checksum mismatch in chunk " + std::to_string(c.index), c.container_offset);
 }
 
+// The record checksum next() left for decoding, if any (a damaged record is named by it).
+void ContainerReader::check_pending_record(const ChunkRecord& c) {
+    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
+}
+
 // Runs a chunk's decoding, with a codec's error (a stz::Error that is not a DataError) named
 // as a corrupt chunk at the chunk's offset. A record checksum left for after decoding is
 // checked first on any error: a damaged payload is named as such.
@@ -505,23 +510,22 @@ template <class F> void ContainerReader::decoding_chunk(const ChunkRecord& c, F&
     try {
         decode();
     } catch (const DataError&) {
-        if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
+        check_pending_record(c);
         throw;
     } catch (const Error& e) {
-        if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
+        check_pending_record(c);
         throw DataError(std::string("corrupt chunk (") + e.what() + ")", c.container_offset);
     }
 }
 
 void ContainerReader::check_before_decode(const ChunkRecord& c) const {
     if (c.payload_source) throw Error("chunk payload not loaded");  // load_payload first
-    if (c.record_hash_pending && (record_check_ == RecordCheck::BeforeDecode || c.record_checks_header))
-        check_record(*c.record_hash_pending, c);
+    if (record_check_ == RecordCheck::BeforeDecode || c.record_checks_header) check_pending_record(c);
 }
 
 // The decoded chunk is not the one written: the record checksum names a damaged record first.
 void ContainerReader::throw_decoded_mismatch(const ChunkRecord& c) {
-    if (c.record_hash_pending) check_record(*c.record_hash_pending, c);
+    check_pending_record(c);
     throw DataError("checksum mismatch in decoded chunk", c.container_offset);
 }
 

@@ -196,6 +196,7 @@ private:
     void take(Hasher& h, uint8_t* dst, size_t n, const char* what);  // read and hash
     void read_end_record(uint64_t start, Hasher& st);
     static void check_record(const Hasher& record_hash, const ChunkRecord& c);
+    static void check_pending_record(const ChunkRecord& c);
     void check_before_decode(const ChunkRecord& c) const;
     template <class F> void decoding_chunk(const ChunkRecord& c, F&& decode) const;
     [[noreturn]] static void throw_decoded_mismatch(const ChunkRecord& c);

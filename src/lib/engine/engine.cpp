@@ -363,12 +363,13 @@ DecompressResult decompress_stream(InputStream& in, OutputSink& out, const Decom
         });
     // The decode jobs check each chunk's record checksum (payload, head, raw offset; before
     // decoding or only on a failure, as opt.record_check says) and its raw_hash after decoding:
-    // the reading thread only reads and writes, so that it keeps the workers fed. The output is not hashed again as a whole: the reader checks that
-    // the chunks are in order and tile the file (each check binds its raw offset, the end check
-    // or index every head, the running position reaches the original size), so chunks whose
-    // raw_hash matched are the whole file that content_hash was taken of (docs/FORMAT.md). The
-    // output is the original once every chunk is in: a positioned output is a temporary file
-    // that the caller renames into place only after this returns.
+    // the reading thread only reads and writes, so that it keeps the workers fed. The output is
+    // not hashed again as a whole: the reader checks that the chunks are in order and tile the
+    // file (each raw offset is the running position, the end check or index covers every head,
+    // the running position reaches the original size), so chunks whose raw_hash matched are
+    // the whole file that content_hash was taken of (docs/FORMAT.md). The output is the
+    // original once every chunk is in: a positioned output is a temporary file that the caller
+    // renames into place only after this returns.
     for (;;) {
         std::optional<ChunkRecord> c;
         try {
