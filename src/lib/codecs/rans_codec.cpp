@@ -409,13 +409,12 @@ public:
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* out) const override {
         flags_of(params);
         if (in.empty()) throw Error("rans: empty block");
-        ByteSpan body = in.subspan(1);
-        if (in[0] == kModeStored) {
-            if (body.size() != out_size) throw Error("rans: stored size does not match");
-            if (out_size) std::memcpy(out, body.data(), out_size);
+        if (const std::optional<ByteSpan> stored = rans_stored_bytes(in, out_size)) {
+            if (out_size) std::memcpy(out, stored->data(), out_size);
             return;
         }
         if (in[0] != kModeRans) throw Error("rans: unknown mode");
+        const ByteSpan body = in.subspan(1);
         check_coded(body, out_size);
         if (decodes_within(body, out_size)) return decode_coded(body, out_size, out, true);  // no slack needed
         thread_local Bytes dst_buf;
