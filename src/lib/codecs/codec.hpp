@@ -87,6 +87,21 @@ public:
         (void)in_slack;
         decode_into(in, params, out_size, dst);
     }
+    // Whether decode_pair_into decodes this payload together with another (rans: a small order-0
+    // stream, whose lanes alone wait on their table lookups), told from its first bytes; the
+    // payload is checked when decoded. Default: false.
+    virtual bool decodes_in_pairs(ByteSpan in, ByteSpan params, size_t out_size) const {
+        (void)in, (void)params, (void)out_size;
+        return false;
+    }
+    // Two payloads of this codec, independent of each other (two planes of one chunk), into
+    // `a_dst` and `b_dst` (a_size and b_size bytes, no slack), together where both are payloads
+    // that decodes_in_pairs takes: decode_into of each, faster. Default: decode_into of each.
+    virtual void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b,
+                                  ByteSpan b_params, size_t b_size, uint8_t* b_dst) const {
+        decode_into(a, a_params, a_size, a_dst);
+        decode_into(b, b_params, b_size, b_dst);
+    }
     // decode on the previous stage's output itself, where this block's decoded bytes are its
     // own with a mark cut off (a dedup that found no repeat leaves its input as it was): true
     // when done (`buf` then holds exactly `out_size` bytes), false to have decode called (for
@@ -142,6 +157,26 @@ std::vector<const Codec*> all_codecs();
 int parse_int_arg(const std::string& s, int lo, int hi, std::string_view codec);
 // Helper for check_params: throws Error("<codec>: bad parameters (<why>)") unless `ok`.
 void require_params(bool ok, std::string_view codec, const char* why);
+// Helper for codecs made of planes: decodes planes 0..n-1, two that `pairable` says a codec
+// decodes together (decodes_in_pairs) by `pair(a, b)`, every other by `alone(p, later_done)`.
+// Planes are decoded in order except that a plane that may pair waits for the next one that
+// may; one left waiting at the end is decoded last, with `later_done` set: the planes after it
+// are decoded already (a decoder that writes past its plane's end must not then).
+template <class Pairable, class Pair, class Alone>
+void decode_planes_in_pairs(size_t n, Pairable&& pairable, Pair&& pair, Alone&& alone) {
+    size_t waiting = n;  // a plane that may pair, not decoded yet; n: none
+    for (size_t p = 0; p < n; ++p) {
+        if (!pairable(p)) {
+            alone(p, false);
+        } else if (waiting == n) {
+            waiting = p;
+        } else {
+            pair(waiting, p);
+            waiting = n;
+        }
+    }
+    if (waiting != n) alone(waiting, waiting + 1 < n);
+}
 // Helper for max_decoded_size: a * b + c, saturating at UINT64_MAX instead of wrapping.
 inline uint64_t saturating_mul_add(uint64_t a, uint64_t b, uint64_t c) {
     if (b && a > (UINT64_MAX - c) / b) return UINT64_MAX;

@@ -75,8 +75,13 @@ public:
         if (tag == kTagZstd) return zstd_->decode(in.subspan(1), params, out_size, out);
         rans_->decode(in.subspan(1), rans_params_, out_size, out);
     }
+    // (Not through decode_into_slack: rANS's there writes into the slack after `dst`, which a
+    // caller of decode_into does not have.)
     void decode_into(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst) const override {
-        decode_into_slack(in, params, out_size, dst, false);
+        check_params(params);
+        const uint8_t tag = tag_of(in);
+        if (tag == kTagZstd) return zstd_->decode_into(in.subspan(1), params, out_size, dst);
+        rans_->decode_into(in.subspan(1), rans_params_, out_size, dst);
     }
     // The tag's coder straight into the caller's memory (zstd writes there; rANS uses the slack).
     void decode_into_slack(ByteSpan in, ByteSpan params, size_t out_size, uint8_t* dst, bool in_slack) const override {
@@ -84,6 +89,20 @@ public:
         const uint8_t tag = tag_of(in);
         if (tag == kTagZstd) return zstd_->decode_into(in.subspan(1), params, out_size, dst);
         rans_->decode_into_slack(in.subspan(1), rans_params_, out_size, dst, in_slack);
+    }
+    // Blocks that rANS wrote are rans payloads after their tag: two of them decode as rans decodes
+    // two (a quantised V's scale planes).
+    bool decodes_in_pairs(ByteSpan in, ByteSpan params, size_t out_size) const override {
+        check_params(params);
+        return in.size() > 1 && in[0] == kTagRans && rans_->decodes_in_pairs(in.subspan(1), rans_params_, out_size);
+    }
+    void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan b_params,
+                          size_t b_size, uint8_t* b_dst) const override {
+        if (!decodes_in_pairs(a, a_params, a_size) || !decodes_in_pairs(b, b_params, b_size)) {
+            decode_into(a, a_params, a_size, a_dst);
+            return decode_into(b, b_params, b_size, b_dst);
+        }
+        rans_->decode_pair_into(a.subspan(1), rans_params_, a_size, a_dst, b.subspan(1), rans_params_, b_size, b_dst);
     }
     std::string describe(ByteSpan params) const override {
         return params.size() == 2 ? "lzrans:" + std::to_string(static_cast<int8_t>(params[0])) : "lzrans";

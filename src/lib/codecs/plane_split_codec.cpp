@@ -109,41 +109,67 @@ void encode_plane(ByteSpan plane, const Pipeline& recipe, Bytes& out) {
     out.resize(place_plane_record(out, at, at, plane.size(), recipe));
 }
 
-// Decodes one plane record at `pos` (exactly `size` bytes) and returns where the plane is:
-// a stored plane where it lies in `in`, any other in `dst`. `slack`: dst is followed by
-// Codec::kSlack bytes that may be overwritten (the planes decoded after it, in order).
-const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size, bool slack) {
+// One plane record, read and checked: its mode and, coded, its outermost payload with the
+// sizes its stages decode to (the plane's first).
+struct PlaneRecord {
+    uint8_t mode = 0;
+    ByteSpan payload;  // stored: the plane; constant: its byte; coded: the recipe's payload
+    std::vector<uint64_t> sizes;
+    bool in_slack = false;  // later records follow the payload (Codec::kSlack readable bytes)
+};
+
+// Reads the plane record at `pos` (a plane of exactly `size` bytes), moving `pos` past it.
+PlaneRecord read_plane_record(ByteSpan in, size_t& pos, const Pipeline& recipe, uint64_t size) {
     if (pos >= in.size()) throw Error("planes: truncated plane");
-    uint8_t mode = in[pos++];
-    if (mode == kModeStored || mode == kModeConstant) {
-        uint64_t n = mode == kModeStored ? size : 1;
-        if (mode == kModeConstant && size < 2) throw Error("planes: bad constant plane");
+    PlaneRecord r;
+    r.mode = in[pos++];
+    if (r.mode == kModeStored || r.mode == kModeConstant) {
+        uint64_t n = r.mode == kModeStored ? size : 1;
+        if (r.mode == kModeConstant && size < 2) throw Error("planes: bad constant plane");
         if (n > in.size() - pos) throw Error("planes: truncated plane");
-        const uint8_t* at = in.data() + pos;
+        r.payload = in.subspan(pos, n);
         pos += n;
-        if (mode == kModeStored) return at;
-        std::fill(dst, dst + size, *at);
-        return dst;
+        return r;
     }
-    if (mode != kModeCoded || size == 0) throw Error("planes: bad plane mode");
-    std::vector<uint64_t> sizes{size};
-    for (size_t i = 1; i < recipe.stages.size(); ++i) sizes.push_back(get_varint(in, pos, "planes"));
+    if (r.mode != kModeCoded || size == 0) throw Error("planes: bad plane mode");
+    r.sizes.push_back(size);
+    for (size_t i = 1; i < recipe.stages.size(); ++i) r.sizes.push_back(get_varint(in, pos, "planes"));
     uint64_t len = get_varint(in, pos, "planes");
     if (len > in.size() - pos) throw Error("planes: truncated plane");
-    check_stage_sizes(recipe, sizes, len);  // nested sizes are as untrusted as a chunk's
+    check_stage_sizes(recipe, r.sizes, len);  // nested sizes are as untrusted as a chunk's
+    r.payload = in.subspan(pos, len);
+    r.in_slack = in.size() - pos - len >= Codec::kSlack;
+    pos += len;
+    return r;
+}
+
+// A coded record whose recipe has one stage: the planes a codec may decode two at a time.
+bool one_stage(const PlaneRecord& r, const Pipeline& recipe) { return r.mode == kModeCoded && recipe.stages.size() == 1; }
+
+// Decodes a read record (a plane of `size` bytes) and returns where the plane is: a stored plane
+// where it lies in `in`, any other in `dst`. `slack`: dst is followed by Codec::kSlack bytes
+// that may be overwritten (the planes decoded after it, in order).
+const uint8_t* decode_plane_record(const PlaneRecord& r, const Pipeline& recipe, uint8_t* dst, uint64_t size, bool slack) {
+    if (r.mode == kModeStored) return r.payload.data();
+    if (r.mode == kModeConstant) {
+        std::fill(dst, dst + size, r.payload[0]);
+        return dst;
+    }
     if (recipe.stages.size() == 1) {  // the common case: decoded straight into the plane buffer
         const Codec& codec = *recipe.stages[0].codec;
-        // Later records follow (and the record's head lies before: nothing before `in` is read).
-        const bool in_slack = in.size() - pos - len >= Codec::kSlack;
-        if (slack) codec.decode_into_slack(in.subspan(pos, len), recipe.stages[0].params, size, dst, in_slack);
-        else codec.decode_into(in.subspan(pos, len), recipe.stages[0].params, size, dst);
+        if (slack) codec.decode_into_slack(r.payload, recipe.stages[0].params, size, dst, r.in_slack);
+        else codec.decode_into(r.payload, recipe.stages[0].params, size, dst);
     } else {
-        Bytes plane = decode_pipeline(recipe, in.subspan(pos, len), sizes);
+        Bytes plane = decode_pipeline(recipe, r.payload, r.sizes);
         if (plane.size() != size) throw Error("planes: plane decoded to a wrong size");
         std::copy(plane.begin(), plane.end(), dst);
     }
-    pos += len;
     return dst;
+}
+
+// Decodes one plane record at `pos` (exactly `size` bytes), as decode_plane_record.
+const uint8_t* decode_plane(ByteSpan in, size_t& pos, const Pipeline& recipe, uint8_t* dst, uint64_t size, bool slack) {
+    return decode_plane_record(read_plane_record(in, pos, recipe, size), recipe, dst, size, slack);
 }
 
 // Where each plane's stored record goes in `out` (from `base` on), the output grown to hold
@@ -187,12 +213,37 @@ ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, ui
     // with slack after the last: what a plane's decoder writes past its end lands in planes
     // not decoded yet.
     uint8_t* planes = scratch(g.body + Codec::kSlack);
-    plane.resize(g.fields.size());
+    const size_t n = g.fields.size();
+    std::vector<PlaneRecord> record(n);
     size_t pos = 0;
-    for (size_t p = 0; p < g.fields.size(); ++p)  // permute only reads the planes: const_cast is safe
-        plane[p] = const_cast<uint8_t*>(
-            decode_plane(records, pos, P.recipes[P.plane_recipe[p]], planes + g.offset[p], g.plane_size(p), true));
+    auto recipe = [&](size_t p) -> const Pipeline& { return P.recipes[P.plane_recipe[p]]; };
+    for (size_t p = 0; p < n; ++p) record[p] = read_plane_record(records, pos, recipe(p), g.plane_size(p));
     if (pos != records.size()) throw Error("planes: bytes left after the last plane");
+    plane.resize(n);
+    // Two at a time where their codec decodes them together (it then writes nothing past their
+    // ends: the slack of the planes before them is not disturbed).
+    auto dst = [&](size_t p) { return planes + g.offset[p]; };
+    decode_planes_in_pairs(
+        n,
+        [&](size_t p) {
+            const PlaneRecord& r = record[p];
+            return one_stage(r, recipe(p)) &&
+                   recipe(p).stages[0].codec->decodes_in_pairs(r.payload, recipe(p).stages[0].params, g.plane_size(p));
+        },
+        [&](size_t a, size_t b) {
+            const Stage &sa = recipe(a).stages[0], &sb = recipe(b).stages[0];
+            if (sa.codec == sb.codec) {
+                sa.codec->decode_pair_into(record[a].payload, sa.params, g.plane_size(a), dst(a), record[b].payload,
+                                           sb.params, g.plane_size(b), dst(b));
+            } else {  // (planes after `a` are decoded: no slack for it)
+                sa.codec->decode_into(record[a].payload, sa.params, g.plane_size(a), dst(a));
+                sb.codec->decode_into_slack(record[b].payload, sb.params, g.plane_size(b), dst(b), record[b].in_slack);
+            }
+            plane[a] = dst(a), plane[b] = dst(b);
+        },
+        [&](size_t p, bool later_done) {  // permute only reads the planes: const_cast is safe
+            plane[p] = const_cast<uint8_t*>(decode_plane_record(record[p], recipe(p), dst(p), g.plane_size(p), !later_done));
+        });
     return in.last(tail);
 }
 

@@ -304,6 +304,23 @@ void get_plane(ByteSpan coded, size_t size, Bytes& plane) {
     if (plane.size() != size) throw Error("qctx: bad plane");
 }
 
+// The scale planes (each after its length), two at a time where rans decodes them together
+// (a q5_1 chunk's four planes of its d and m bytes, a few KB each: one stream alone waits on its
+// lanes' table lookups).
+void get_scale_planes(ByteSpan& body, BlockPlanes& bp) {
+    std::vector<ByteSpan> coded(bp.scale.size());
+    for (ByteSpan& c : coded) c = take_plane(body);
+    const size_t size = bp.scale_bytes;
+    decode_planes_in_pairs(
+        coded.size(), [&](size_t p) { return rans().decodes_in_pairs(coded[p], rans_order1(), size); },
+        [&](size_t a, size_t b) {
+            bp.scale[a].resize(size), bp.scale[b].resize(size);
+            rans().decode_pair_into(coded[a], rans_order1(), size, bp.scale[a].data(), coded[b], rans_order1(), size,
+                                    bp.scale[b].data());
+        },
+        [&](size_t p, bool) { get_plane(coded[p], size, bp.scale[p]); });
+}
+
 // Mode 3's last plane: the 32 values of every block whole, one byte each, channel-major (for
 // each column c, each value j, the rows in order), made from mode 2's plane of the bytes after
 // the scales and back. Whole, a q5 value's high bit (in qh, apart from its nibble) and its
@@ -415,7 +432,7 @@ __attribute__((target_clones("avx2", "default"))) void decode_planes(ByteSpan bo
                 o[r * q.record + k] = heads[r * q.head + k] ^ (r ? o[(r - 1) * q.record + k] : 0);
     }
     BlockPlanes bp(q, g.blocks);
-    for (Bytes& plane : bp.scale) get_plane(take_plane(body), bp.scale_bytes, plane);
+    get_scale_planes(body, bp);
     if (last == LastPlane::StorageOrder) {
         // A plane its rans stage stored (a random-weight cache's quants) goes into the blocks
         // from where it lies: copied once, not twice (the copy into bp.payload first was 5 % of

@@ -431,6 +431,25 @@ public:
         check_coded(in.subspan(1), out_size);
         decode_coded(in.subspan(1), out_size, out, in_slack || decodes_within(in.subspan(1), out_size));
     }
+    bool decodes_in_pairs(ByteSpan in, ByteSpan params, size_t out_size) const override {
+        flags_of(params);
+        if (in.size() < 2 || in[0] != kModeRans || out_size < kMinCoded || out_size > INT_MAX / 2) return false;
+        rans_init_cpu_once();
+        return rans_decodes_in_pairs(in.data() + 1, static_cast<unsigned>(in.size() - 1), static_cast<unsigned>(out_size));
+    }
+    void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan b_params,
+                          size_t b_size, uint8_t* b_dst) const override {
+        if (!decodes_in_pairs(a, a_params, a_size) || !decodes_in_pairs(b, b_params, b_size)) {
+            decode_into(a, a_params, a_size, a_dst);
+            return decode_into(b, b_params, b_size, b_dst);
+        }
+        const ByteSpan a_body = a.subspan(1), b_body = b.subspan(1);
+        check_coded(a_body, a_size), check_coded(b_body, b_size);
+        if (!rans_decode_two_streams(a_body.data(), static_cast<unsigned>(a_body.size()), a_dst,
+                                     static_cast<unsigned>(a_size), b_body.data(), static_cast<unsigned>(b_body.size()),
+                                     b_dst, static_cast<unsigned>(b_size)))
+            throw Error("rans: corrupt stream");
+    }
     std::string describe(ByteSpan params) const override {
         return params.size() == 1 ? "rans:" + std::to_string(params[0] & 1) : "rans";
     }

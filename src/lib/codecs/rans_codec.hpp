@@ -45,6 +45,16 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
 // may then be read where it lies and decoded into memory without slack. Otherwise a library
 // kernel reads past the stream's end (the caller gives it kPad bytes of slack, as before).
 bool rans_decodes_within(const uint8_t* in, unsigned in_size, unsigned out_size);
+// Whether rans_decode_stream gives this stream (into out_size bytes) to the one-stream order-0
+// decoder (planes under 64 KB, on a CPU that steps two streams' lanes together): two such
+// streams then decode together by rans_decode_two_streams.
+bool rans_decodes_in_pairs(const uint8_t* in, unsigned in_size, unsigned out_size);
+// Two whole streams that rans_decodes_in_pairs takes (two planes) into exactly a_n bytes at
+// a_out and b_n at b_out, their lanes stepped together; false if either is malformed (the
+// outputs may then hold anything). Reads no byte outside the streams, writes none outside the
+// outputs.
+bool rans_decode_two_streams(const uint8_t* a, unsigned a_size, uint8_t* a_out, unsigned a_n, const uint8_t* b,
+                             unsigned b_size, uint8_t* b_out, unsigned b_n);
 // A flag of the stream's flags byte that htscodecs does not use: an order-1 X32 stream of
 // statezip's own form (rans_order1_form.hpp: grouped contexts where they are smaller, a plane in
 // two halves from kTwoHalvesMinBytes), which rans_encode_stream and rans_encode_order1_if write,

@@ -305,4 +305,18 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
     return r.kernel(in + r.header, in_size - r.header, out, out_size) == out;
 }
 
+bool rans_decodes_in_pairs(const uint8_t* in, unsigned in_size, unsigned out_size) {
+    // The streams rans_decode_stream gives the one-stream order-0 decoder: their lanes are the
+    // ones rans_order0_decode_two steps together.
+    const RansDecodeKernel one = rans_order0_decode_one;
+    return route_of(in, in_size, out_size).kernel == one;
+}
+
+bool rans_decode_two_streams(const uint8_t* a, unsigned a_size, uint8_t* a_out, unsigned a_n, const uint8_t* b,
+                             unsigned b_size, uint8_t* b_out, unsigned b_n) {
+    const unsigned a_header = route_of(a, a_size, a_n).header, b_header = route_of(b, b_size, b_n).header;
+    return rans_order0_decode_two(a + a_header, a_size - a_header, a_out, a_n, b + b_header, b_size - b_header, b_out,
+                                  b_n);
+}
+
 }  // namespace stz

@@ -176,28 +176,43 @@ void finish_half(Half& h, uint8_t* out, size_t n, size_t from) {
     steps_one_by_one(h, out, from, n / kLanes, n);
 }
 
+#if defined(__x86_64__)
+// Two opened streams into na and nb bytes: their whole steps together while both have steps left,
+// then the longer one's alone, then each one's last n mod 32 symbols (or its fill).
+void decode_together(Half& a, uint8_t* a_out, size_t na, Half& b, uint8_t* b_out, size_t nb) {
+    const size_t a_steps = a.single_symbol < 0 ? na / kLanes : 0, b_steps = b.single_symbol < 0 ? nb / kLanes : 0;
+    const size_t together = std::min(a_steps, b_steps);
+    if (together) pair_steps(a, a_out, b, b_out, together);
+    if (a_steps > together) single_steps(a, a_out + together * kLanes, a_steps - together);
+    if (b_steps > together) single_steps(b, b_out + together * kLanes, b_steps - together);
+    finish_half(a, a_out, na, a_steps);
+    finish_half(b, b_out, nb, b_steps);
+}
+#endif
+
+// Two streams opened with the thread's two tables (false where either is malformed).
+bool open_two(const uint8_t* a_in, size_t a_size, Half& a, const uint8_t* b_in, size_t b_size, Half& b,
+              order1::FillFn fill) {
+    HalfTables& tables = half_tables();
+    a.table = tables.slots[0], b.table = tables.slots[1];
+    return open_half(a_in, a_size, a, fill) && open_half(b_in, b_size, b, fill);
+}
+
 // Both halves by statezip's lanes: stepped together (`in_pairs`) or one lane at a time.
 bool decode_own(const uint8_t* a_in, size_t a_size, const uint8_t* b_in, size_t b_size, uint8_t* out, size_t n,
                 bool in_pairs) {
     const size_t na = order0_halves::first_half_bytes(n);
     Half a, b;
-    HalfTables& tables = half_tables();
-    a.table = tables.slots[0], b.table = tables.slots[1];
 #if defined(__x86_64__)
-    const order1::FillFn fill = in_pairs ? order1::fill_row_avx512 : order1::fill_row_scalar;
-#else
-    const order1::FillFn fill = order1::fill_row_scalar;
-#endif
-    if (!open_half(a_in, a_size, a, fill) || !open_half(b_in, b_size, b, fill)) return false;
-    size_t together = 0;
-#if defined(__x86_64__)
-    if (in_pairs && a.single_symbol < 0 && b.single_symbol < 0) {
-        together = na / kLanes;  // the second half has as many steps or one more
-        pair_steps(a, out, b, out + na, together);
+    if (in_pairs) {
+        if (!open_two(a_in, a_size, a, b_in, b_size, b, order1::fill_row_avx512)) return false;
+        decode_together(a, out, na, b, out + na, n - na);
+        return true;
     }
 #endif
-    finish_half(a, out, na, together);
-    finish_half(b, out + na, n - na, together);
+    if (!open_two(a_in, a_size, a, b_in, b_size, b, order1::fill_row_scalar)) return false;
+    finish_half(a, out, na, 0);
+    finish_half(b, out + na, n - na, 0);
     return true;
 }
 
@@ -237,6 +252,19 @@ unsigned char* rans_order0_decode_one(unsigned char* in, unsigned in_size, unsig
 #else
     (void)in, (void)in_size, (void)out, (void)n;
     return nullptr;
+#endif
+}
+
+bool rans_order0_decode_two(const uint8_t* a_in, unsigned a_size, uint8_t* a_out, unsigned na, const uint8_t* b_in,
+                            unsigned b_size, uint8_t* b_out, unsigned nb) {
+#if defined(__x86_64__)
+    Half a, b;
+    if (!open_two(a_in, a_size, a, b_in, b_size, b, order1::fill_row_avx512)) return false;
+    decode_together(a, a_out, na, b, b_out, nb);
+    return true;
+#else
+    (void)a_in, (void)a_size, (void)a_out, (void)na, (void)b_in, (void)b_size, (void)b_out, (void)nb;
+    return false;
 #endif
 }
 

@@ -62,5 +62,12 @@ bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out
 // 4096 slots was half of its decoder's time on planes of a few KB. `out`, or null if the stream
 // is malformed; reads no byte outside `in`.
 unsigned char* rans_order0_decode_one(unsigned char* in, unsigned in_size, unsigned char* out, unsigned n);
+// Two such streams, independent of each other (two planes), into exactly na bytes at a_out and nb
+// at b_out, their lanes stepped together as the halves' are (only where
+// rans_order0_pairs_available): two small planes decode 1.3-1.5x as fast as one after the other.
+// False if either stream is malformed (the outputs may then hold anything); reads no byte outside
+// the streams and writes none outside the outputs.
+bool rans_order0_decode_two(const uint8_t* a_in, unsigned a_size, uint8_t* a_out, unsigned na, const uint8_t* b_in,
+                            unsigned b_size, uint8_t* b_out, unsigned nb);
 
 }  // namespace stz
