@@ -167,14 +167,16 @@ void check_stage_sizes(const Pipeline& p, const std::vector<uint64_t>& sizes, ui
     for (size_t i = 0; i < p.stages.size(); ++i) {
         const Codec& codec = *p.stages[i].codec;
         ByteSpan params = p.stages[i].params;
-        const std::string stage = "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")";
+        // (Named only for an error: a string built for every plane of every chunk was an
+        // allocation each, 1.4 % of a quantised cache's decompression.)
+        const auto stage = [&] { return "stage " + std::to_string(i + 1) + " (" + std::string(codec.name()) + ")"; };
         const uint64_t in = sizes[i], enc = i + 1 < sizes.size() ? sizes[i + 1] : payload;
-        if (in > kMaxStageBytes) throw Error(stage + ": input size " + std::to_string(in) + " is too large");
+        if (in > kMaxStageBytes) throw Error(stage() + ": input size " + std::to_string(in) + " is too large");
         if (enc > codec.max_encoded_size(static_cast<size_t>(in)))
-            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
+            throw Error(stage() + ": " + std::to_string(enc) + " encoded bytes from " + std::to_string(in) +
                         " is more than the codec can produce");
         if (in > codec.max_decoded_size(params, enc))
-            throw Error(stage + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
+            throw Error(stage() + ": " + std::to_string(enc) + " encoded bytes cannot decode to the declared " + std::to_string(in));
     }
 }
 
