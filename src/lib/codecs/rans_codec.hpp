@@ -46,8 +46,8 @@ bool rans_decode_stream(uint8_t* in, unsigned in_size, uint8_t* out, unsigned ou
 // kernel reads past the stream's end (the caller gives it kPad bytes of slack, as before).
 bool rans_decodes_within(const uint8_t* in, unsigned in_size, unsigned out_size);
 // Whether rans_decode_stream gives this stream (into out_size bytes) to the one-stream order-0
-// decoder (planes under 64 KB, on a CPU that steps two streams' lanes together): two such
-// streams then decode together by rans_decode_two_streams.
+// decoder (a plane written as one stream, under 32 KB; on a CPU that steps two streams' lanes
+// together): two such streams then decode together by rans_decode_two_streams.
 bool rans_decodes_in_pairs(const uint8_t* in, unsigned in_size, unsigned out_size);
 // Two whole streams that rans_decodes_in_pairs takes (two planes) into exactly a_n bytes at
 // a_out and b_n at b_out, their lanes stepped together; false if either is malformed (the

@@ -64,8 +64,9 @@ bool rans_order0_decode_halves(const uint8_t* in, unsigned in_size, uint8_t* out
 unsigned char* rans_order0_decode_one(unsigned char* in, unsigned in_size, unsigned char* out, unsigned n);
 // Two such streams, independent of each other (two planes), into exactly na bytes at a_out and nb
 // at b_out, their lanes stepped together as the halves' are (only where
-// rans_order0_pairs_available): two small planes decode 1.3-1.5x as fast as one after the other.
-// False if either stream is malformed (the outputs may then hold anything); reads no byte outside
+// rans_order0_pairs_available). On planes of 2 KB (a q5_1 cache's scale bytes) their steps take
+// about 9 % less time than one stream's after the other (63 steps a stream: less to overlap than
+// in the halves of a large plane, and the same table fill and states). False if either stream is malformed (the outputs may then hold anything); reads no byte outside
 // the streams and writes none outside the outputs.
 bool rans_order0_decode_two(const uint8_t* a_in, unsigned a_size, uint8_t* a_out, unsigned na, const uint8_t* b_in,
                             unsigned b_size, uint8_t* b_out, unsigned nb);
