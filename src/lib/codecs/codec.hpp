@@ -95,10 +95,20 @@ public:
         return false;
     }
     // Two payloads of this codec, independent of each other (two planes of one chunk), into
-    // `a_dst` and `b_dst` (a_size and b_size bytes, no slack), together where both are payloads
-    // that decodes_in_pairs takes: decode_into of each, faster. Default: decode_into of each.
-    virtual void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b,
-                                  ByteSpan b_params, size_t b_size, uint8_t* b_dst) const {
+    // `a_dst` and `b_dst` (a_size and b_size bytes, no slack): together (decode_pair_together)
+    // where decodes_in_pairs takes both, else decode_into of each.
+    void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan b_params,
+                          size_t b_size, uint8_t* b_dst) const {
+        if (decodes_in_pairs(a, a_params, a_size) && decodes_in_pairs(b, b_params, b_size))
+            return decode_pair_together(a, a_params, a_size, a_dst, b, b_params, b_size, b_dst);
+        decode_into(a, a_params, a_size, a_dst);
+        decode_into(b, b_params, b_size, b_dst);
+    }
+    // decode_pair_into's work on two payloads that decodes_in_pairs takes (a codec that says it
+    // pairs implements it; a codec wrapping another calls its wrapped codec's). Throws on a bad
+    // payload as decode_into does. Default: decode_into of each.
+    virtual void decode_pair_together(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b,
+                                      ByteSpan b_params, size_t b_size, uint8_t* b_dst) const {
         decode_into(a, a_params, a_size, a_dst);
         decode_into(b, b_params, b_size, b_dst);
     }

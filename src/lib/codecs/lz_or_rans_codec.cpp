@@ -96,13 +96,9 @@ public:
         check_params(params);
         return in.size() > 1 && in[0] == kTagRans && rans_->decodes_in_pairs(in.subspan(1), rans_params_, out_size);
     }
-    void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan b_params,
-                          size_t b_size, uint8_t* b_dst) const override {
-        if (!decodes_in_pairs(a, a_params, a_size) || !decodes_in_pairs(b, b_params, b_size)) {
-            decode_into(a, a_params, a_size, a_dst);
-            return decode_into(b, b_params, b_size, b_dst);
-        }
-        rans_->decode_pair_into(a.subspan(1), rans_params_, a_size, a_dst, b.subspan(1), rans_params_, b_size, b_dst);
+    void decode_pair_together(ByteSpan a, ByteSpan, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan, size_t b_size,
+                              uint8_t* b_dst) const override {
+        rans_->decode_pair_together(a.subspan(1), rans_params_, a_size, a_dst, b.subspan(1), rans_params_, b_size, b_dst);
     }
     std::string describe(ByteSpan params) const override {
         return params.size() == 2 ? "lzrans:" + std::to_string(static_cast<int8_t>(params[0])) : "lzrans";

@@ -233,8 +233,8 @@ ByteSpan decode_planes(ByteSpan in, const PlanesParams& P, const Geometry& g, ui
         [&](size_t a, size_t b) {
             const Stage &sa = recipe(a).stages[0], &sb = recipe(b).stages[0];
             if (sa.codec == sb.codec) {
-                sa.codec->decode_pair_into(record[a].payload, sa.params, g.plane_size(a), dst(a), record[b].payload,
-                                           sb.params, g.plane_size(b), dst(b));
+                sa.codec->decode_pair_together(record[a].payload, sa.params, g.plane_size(a), dst(a),
+                                               record[b].payload, sb.params, g.plane_size(b), dst(b));
             } else {  // (planes after `a` are decoded: no slack for it)
                 sa.codec->decode_into(record[a].payload, sa.params, g.plane_size(a), dst(a));
                 sb.codec->decode_into_slack(record[b].payload, sb.params, g.plane_size(b), dst(b), record[b].in_slack);

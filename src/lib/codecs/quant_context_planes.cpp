@@ -315,8 +315,8 @@ void get_scale_planes(ByteSpan& body, BlockPlanes& bp) {
         coded.size(), [&](size_t p) { return rans().decodes_in_pairs(coded[p], rans_order1(), size); },
         [&](size_t a, size_t b) {
             bp.scale[a].resize(size), bp.scale[b].resize(size);
-            rans().decode_pair_into(coded[a], rans_order1(), size, bp.scale[a].data(), coded[b], rans_order1(), size,
-                                    bp.scale[b].data());
+            rans().decode_pair_together(coded[a], rans_order1(), size, bp.scale[a].data(), coded[b], rans_order1(),
+                                        size, bp.scale[b].data());
         },
         [&](size_t p, bool) { get_plane(coded[p], size, bp.scale[p]); });
 }

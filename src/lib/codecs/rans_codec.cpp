@@ -437,12 +437,8 @@ public:
         rans_init_cpu_once();
         return rans_decodes_in_pairs(in.data() + 1, static_cast<unsigned>(in.size() - 1), static_cast<unsigned>(out_size));
     }
-    void decode_pair_into(ByteSpan a, ByteSpan a_params, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan b_params,
-                          size_t b_size, uint8_t* b_dst) const override {
-        if (!decodes_in_pairs(a, a_params, a_size) || !decodes_in_pairs(b, b_params, b_size)) {
-            decode_into(a, a_params, a_size, a_dst);
-            return decode_into(b, b_params, b_size, b_dst);
-        }
+    void decode_pair_together(ByteSpan a, ByteSpan, size_t a_size, uint8_t* a_dst, ByteSpan b, ByteSpan, size_t b_size,
+                              uint8_t* b_dst) const override {
         const ByteSpan a_body = a.subspan(1), b_body = b.subspan(1);
         check_coded(a_body, a_size), check_coded(b_body, b_size);
         if (!rans_decode_two_streams(a_body.data(), static_cast<unsigned>(a_body.size()), a_dst,
