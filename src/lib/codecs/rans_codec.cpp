@@ -26,6 +26,7 @@
 
 #include "codec_impls.hpp"
 #include "klogk.hpp"
+#include "symbol_set.hpp"
 
 namespace stz {
 
@@ -68,33 +69,48 @@ size_t sample_step(size_t n, size_t full, size_t half, size_t samples) {
     return std::max<size_t>(4, (n / samples) | 1);
 }
 
-// Order-0 entropy, in bits, of the bytes of `in` at first, first + step, ... (`n` gets how
-// many): four histograms in turn, then sum c log2(n / c) = n log2 n - sum c log2 c from the
-// table (log2 itself, 256 calls a plane, was 3-4 % of the default's time over the corpus's f16
-// files, perf), the values in ascending order.
-double sampled_bits(ByteSpan in, size_t first, size_t step, size_t& n) {
+// The counts of the bytes of `in` at first, first + step, ... into count[256] (returns how many):
+// four histograms in turn (a value repeated within a few bytes does not wait on its own count),
+// then summed.
+size_t count_sampled(ByteSpan in, size_t first, size_t step, uint32_t* count) {
     uint32_t h[4][256] = {};
-    size_t i = first;
-    n = 0;
+    size_t i = first, n = 0;
     for (; i + 3 * step < in.size(); i += 4 * step, n += 4)
         ++h[0][in[i]], ++h[1][in[i + step]], ++h[2][in[i + 2 * step]], ++h[3][in[i + 3 * step]];
     for (; i < in.size(); i += step, ++n) ++h[0][in[i]];
+    for (int s = 0; s < 256; ++s) count[s] = h[0][s] + h[1][s] + h[2][s] + h[3][s];
+    return n;
+}
+
+// Order-0 entropy, in bits, of n bytes with these counts: sum c log2(n / c) = n log2 n - sum c
+// log2 c from the table (log2 itself, 256 calls a plane, was 3-4 % of the default's time over the
+// corpus's f16 files, perf), the values present in ascending order.
+double order0_bits(const uint32_t* count, size_t n) {
     const double* const table = klogk_table();
     double bits = klogk(table, static_cast<uint32_t>(n));
-    for (int s = 0; s < 256; ++s)
-        if (const uint32_t c = h[0][s] + h[1][s] + h[2][s] + h[3][s]) bits -= klogk(table, c);
+    SymbolSet::of_nonzero(count).each([&](unsigned s) { bits -= klogk(table, count[s]); });
     return bits;
 }
 
-// Order-0 entropy estimate (no table cost): near-random planes are stored without spending
-// the coder's time on them. A sample of the bytes past 16 KB (sample_step), about 16 K of them
-// past 64 KB: there each sampled byte is a cache line of its own, so the sample's size is its
-// cost in memory reads (64 K read a 4 MB plane whole: the random-weight q8_0 caches compress
-// 2.3 % faster with 16 K, with the same decisions on every corpus file).
-bool worth_coding(ByteSpan in, double stored_from) {
-    size_t n = 0;
-    const double bits = sampled_bits(in, 0, sample_step(in.size(), 16u << 10, 64u << 10, 16u << 10), n);
-    return bits / 8 < stored_from * static_cast<double>(n);
+// Order-0 entropy, in bits, of the bytes of `in` at first, first + step, ... (`n` gets how many).
+double sampled_bits(ByteSpan in, size_t first, size_t step, size_t& n) {
+    uint32_t count[256];
+    n = count_sampled(in, first, step, count);
+    return order0_bits(count, n);
+}
+
+// Whether a plane at an order its caller decided is worth coding: its order-0 entropy estimate
+// (no table cost) below `stored_from` of its bytes, so that near-random planes are stored without
+// spending the coder's time on them. A sample of the bytes past 16 KB (sample_step), about 16 K of
+// them past 64 KB: there each sampled byte is a cache line of its own, so the sample's size is its
+// cost in memory reads (64 K read a 4 MB plane whole: the random-weight q8_0 caches compress 2.3 %
+// faster with 16 K, with the same decisions on every corpus file). `count` gets the counts of
+// every byte where the sample is the whole plane (up to 16 KB), else `exact` is false.
+bool worth_coding(ByteSpan in, double stored_from, uint32_t* count, bool& exact) {
+    const size_t step = sample_step(in.size(), 16u << 10, 64u << 10, 16u << 10);
+    const size_t n = count_sampled(in, 0, step, count);
+    exact = step == 1;
+    return order0_bits(count, n) / 8 < stored_from * static_cast<double>(n);
 }
 
 // Whether order-1 is expected to beat order-0 on `in` by at least 1 %, tables included: the
@@ -306,6 +322,8 @@ public:
         int flags = flags_of(params);
         if (in.size() < kMinCoded || in.size() > INT_MAX / 2) return store(in, out);
         rans_init_cpu_once();
+        uint32_t counts[256];
+        bool counted = false;
         if ((flags & 1) && estimate && in.size() >= kMinOrder1) {
             // Up to kRansExactOrderBytes the order comes from every pair of the plane
             // (order_from_counts): statezip's order-1 encoder counts them before it writes anyway
@@ -325,11 +343,14 @@ public:
             if (choice == OrderVerdict::Order0) flags &= ~1;
         } else {
             if (in.size() < kMinOrder1) flags &= ~1;
-            if (!worth_coding(in, flags & 1 ? kStoredFrom : kStoredFromOrder0)) return store(in, out);
+            if (!worth_coding(in, flags & 1 ? kStoredFrom : kStoredFromOrder0, counts, counted)) return store(in, out);
         }
         uint8_t* const src = library_input(in, in_slack);
+        // (A small order-0 plane's stream takes the estimate's counts, where they are of every
+        // byte, instead of counting the plane again.)
+        const uint32_t* const order0_counts = counted && !(flags & 1) ? counts : nullptr;
         const bool coded = append_stream(in, flags, out, [&](uint8_t* dst, unsigned* written) {
-            return rans_encode_stream(src, static_cast<unsigned>(in.size()), dst, written, flags);
+            return rans_encode_stream(src, static_cast<unsigned>(in.size()), dst, written, flags, order0_counts);
         });
         if (!coded) store(in, out);
     }

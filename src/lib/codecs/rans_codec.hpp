@@ -27,7 +27,10 @@ void rans_select_cpu(int mask);
 // same stream (at order 1, a stream with grouped contexts instead where that is smaller: see
 // kRansOrderGrouped), or false where the wrapper would fail or store `in` raw (RANS_ORDER_CAT:
 // its caller then stores the bytes itself). `in` and `out` need the kernels' slack (kPad).
-bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags);
+// `order0_counts`, where the caller has them: the counts of every byte of `in` (256), which a
+// small order-0 plane's stream then takes instead of counting them again.
+bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags,
+                        const uint32_t* order0_counts = nullptr);
 // The order-1 stream rans_encode_stream writes, written only if `test` says order 1 given every
 // pair of `in` (statezip's own order-1 encoder counts them before it writes: the order is then
 // decided from all the pairs for free; without that encoder on this CPU the same pairs are

@@ -25,18 +25,14 @@ bool steps_avx512_available() { return cpu::avx512_bw_vl(); }
 bool steps_order0_vbmi_available() { return cpu::avx512_vbmi(); }
 bool steps_avx2_available() { return cpu::avx2(); }
 
-// htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
-uint8_t* put_symbol_list(uint8_t* p, const bool* present) {
-    for (int j = 0, run = 0; j < 256; ++j) {
-        if (!present[j]) continue;
-        if (run) { --run; continue; }
-        *p++ = static_cast<uint8_t>(j);
-        if (j && present[j - 1]) {
-            int end = j + 1;
-            while (end < 256 && present[end]) ++end;
-            run = end - (j + 1);
-            *p++ = static_cast<uint8_t>(run);
-        }
+// htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads): each
+// run of consecutive symbols [a, b) as a, then, if it is longer, a + 1 and how many follow it.
+uint8_t* put_symbol_list(uint8_t* p, const SymbolSet& present) {
+    for (unsigned a = present.first_from(0, true); a < 256;) {
+        const unsigned b = present.first_from(a, false);
+        *p++ = static_cast<uint8_t>(a);
+        if (b - a >= 2) *p++ = static_cast<uint8_t>(a + 1), *p++ = static_cast<uint8_t>(b - a - 2);
+        a = present.first_from(b, true);
     }
     *p++ = 0;
     return p;
@@ -45,11 +41,8 @@ uint8_t* put_symbol_list(uint8_t* p, const bool* present) {
 uint8_t* put_order0_table(const uint32_t* count, uint32_t n, uint8_t* table, uint32_t* entry) {
     uint8_t sym[256];
     uint32_t f[256], k = 0;
-    bool present[256];
-    for (int j = 0; j < 256; ++j) {
-        present[j] = count[j] != 0;
-        if (present[j]) sym[k] = static_cast<uint8_t>(j), f[k++] = count[j];
-    }
+    const SymbolSet present = SymbolSet::of_nonzero(count);
+    present.each([&](unsigned j) { sym[k] = static_cast<uint8_t>(j), f[k++] = count[j]; });
     // Counts to a power of two up to 4,096 (the library's rounding: the same bytes), written so.
     uint32_t to = 1;
     while (to < n && to < (1u << kShiftFull)) to <<= 1;

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "../base/bytes.hpp"
+#include "symbol_set.hpp"
 
 namespace stz::rans_enc {
 
@@ -44,7 +45,7 @@ bool steps_avx512_available();
 bool steps_avx2_available();
 
 // htscodecs' symbol list of the present symbols (the form rans_order1_decoder.cpp reads).
-uint8_t* put_symbol_list(uint8_t* p, const bool* present);
+uint8_t* put_symbol_list(uint8_t* p, const SymbolSet& present);
 
 // The order-0 frequency table of n bytes with these counts, as htscodecs' order-0 encoders write
 // it (rans_symbol_list.hpp: the counts normalised to a power of two up to 4,096), at `table`

@@ -184,14 +184,14 @@ void rans_select_cpu(int mask) {
     current_kernels.store(&all_kernel_sets()[mask_index(mask)], std::memory_order_release);
 }
 
-bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags) {
+bool rans_encode_stream(uint8_t* in, unsigned n, uint8_t* out, unsigned* out_size, int flags, const uint32_t* order0_counts) {
     const KernelPair& k = kernels().order[flags & 1];
     // A small order-0 plane: the library's 4x16 stream (its wrapper drops X32 under kMinX32),
     // by statezip's coder (rans_order0_small.hpp), which writes the same bytes.
     if (n < kMinX32 && (flags & ~RANS_ORDER_X32) == 0 && *out_size >= 1 + kMaxUint7Bytes)
         return frame_stream(out, out_size, n, 0, [&](uint8_t* body, unsigned* room) {
             size_t size = *room;
-            const bool written = rans_order0_small_encode(in, n, body, &size);
+            const bool written = rans_order0_small_encode(in, n, body, &size, order0_counts);
             *room = static_cast<unsigned>(size);
             return written;
         });

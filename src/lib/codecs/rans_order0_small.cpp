@@ -44,10 +44,12 @@ inline uint8_t step(const uint32_t* table, uint32_t& x) {
 
 }  // namespace
 
-bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size) {
+bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size, const uint32_t* counts) {
     if (n == 0 || n > (1u << 30)) return false;
-    uint32_t count[256] = {};
-    for (size_t i = 0; i < n; ++i) ++count[in[i]];
+    uint32_t own[256] = {};
+    if (!counts)
+        for (size_t i = 0; i < n; ++i) ++own[in[i]];
+    const uint32_t* const count = counts ? counts : own;
     std::array<uint8_t, 3 * 256 + 1> table;
     uint32_t entry[256];
     const auto table_size = static_cast<size_t>(

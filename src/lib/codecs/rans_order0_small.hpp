@@ -13,8 +13,10 @@ namespace stz {
 
 // The body for n bytes at `in`: the frequency table, 4 states, the 16-bit words. `*out_size`:
 // the room at `out`, then the body's length. False (nothing promised at `out`) if n is 0 or the
-// body does not fit.
-bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size);
+// body does not fit. `counts`, where the caller has them: the counts of every byte of `in` (256),
+// not counted again.
+bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size,
+                              const uint32_t* counts = nullptr);
 
 // A body into exactly n bytes at `out`, its slots filled by `fill` (any form: the same table;
 // the caller's kernel set picks the widest it allows). False if the table is malformed or the

@@ -203,8 +203,7 @@ inline double fast_log(double a) {
 int choose_shift(const Scratch& s, const uint32_t* totals, uint32_t* scaled_max) {
     double e10 = 0, e12 = 0;
     uint32_t max_total = 0;
-    for (int c = 0; c < 256; ++c) {
-        if (!totals[c]) continue;
+    SymbolSet::of_nonzero(totals).each([&](unsigned c) {
         uint32_t max_val = std::bit_ceil(totals[c]);
         const uint32_t begin = s.list_start[c], end = s.list_start[c + 1];
         int bumped10 = 0, bumped12 = 0;
@@ -228,7 +227,7 @@ int choose_shift(const Scratch& s, const uint32_t* totals, uint32_t* scaled_max)
         if (max_val > (1u << kShiftFull)) max_val = 1u << kShiftFull;
         scaled_max[c] = max_val;
         if (max_total < max_val) max_total = max_val;
-    }
+    });
     return e10 / e12 < 1.01 || max_total <= (1u << kShiftFast) ? kShiftFast : kShiftFull;
 }
 
@@ -317,8 +316,7 @@ void merge_groups(Scratch& s, uint32_t* totals, int shift) {
         for (uint32_t i = s.list_start[b << shift]; i < s.list_start[(b + 1) << shift]; ++i) counts[s.symbol[i]] += s.freq[i];
         s.list_start[b] = k;
         totals[b] = total;
-        for (int v = 0; v < 256; ++v)
-            if (counts[v]) s.freq[k] = counts[v], s.symbol[k++] = static_cast<uint8_t>(v);
+        SymbolSet::of_nonzero(counts).each([&](unsigned v) { s.freq[k] = counts[v], s.symbol[k++] = static_cast<uint8_t>(v); });
     }
     for (int b = 256 >> shift; b < 256; ++b) s.list_start[b] = k, totals[b] = 0;
     s.list_start[256] = k;
@@ -330,22 +328,19 @@ void merge_groups(Scratch& s, uint32_t* totals, int shift) {
 // htscodecs' streams these are the same), each row's frequencies over it; a row of a symbol that
 // no group takes is all zeros.
 size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
-    bool present[256];
+    SymbolSet present = SymbolSet::of_nonzero(totals);
     uint8_t rank[256];
     int alphabet_size = 0;
-    for (int c = 0; c < 256; ++c) present[c] = totals[c] != 0;
-    for (uint32_t i = 0; i < s.list_start[256]; ++i) present[s.symbol[i]] = true;
-    for (int c = 0; c < 256; ++c)
-        if (present[c]) rank[c] = static_cast<uint8_t>(alphabet_size++);
+    for (uint32_t i = 0; i < s.list_start[256]; ++i) present.add(s.symbol[i]);
+    present.each([&](unsigned c) { rank[c] = static_cast<uint8_t>(alphabet_size++); });
     uint8_t* p = put_symbol_list(s.table.data() + 1, present);
     uint32_t scaled_max[256] = {};
     shift = choose_shift(s, totals, scaled_max);
     const Reciprocals& r = reciprocals();
-    for (int c = 0; c < 256; ++c) {
-        if (!present[c]) continue;
+    present.each([&](unsigned c) {
         if (!totals[c]) {
             p = put_context(p, nullptr, nullptr, 0, rank, alphabet_size);
-            continue;
+            return;
         }
         const uint32_t begin = s.list_start[c];
         uint32_t k = s.list_start[c + 1] - begin;
@@ -365,7 +360,7 @@ size_t build_table(Scratch& s, const uint32_t* totals, int& shift) {
             s.entry[c << 8 | sym[i]] = entry_of(start, freq, r.shift[freq], shift);
             start += freq;
         }
-    }
+    });
     s.table[0] = static_cast<uint8_t>(shift << 4);
     return static_cast<size_t>(p - s.table.data());
 }

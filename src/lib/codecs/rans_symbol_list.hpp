@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "symbol_set.hpp"
 #include "uint7.hpp"
 
 namespace stz {
@@ -21,10 +22,10 @@ inline bool read_uint7(const uint8_t*& p, const uint8_t* end, uint32_t& v) {
 // The symbols in ascending order (a symbol listed twice counts once, as in the library).
 inline bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<uint8_t, 256>& list, int& count) {
     if (p >= end) return false;
-    std::array<bool, 256> present{};
+    SymbolSet present;
     int sym = *p++, run = 0;
     do {
-        present[sym] = true;
+        present.add(static_cast<unsigned>(sym));
         if (run) {
             --run;
             if (++sym > 255) return false;
@@ -40,8 +41,7 @@ inline bool read_symbol_list(const uint8_t*& p, const uint8_t* end, std::array<u
         }
     } while (sym);
     count = 0;
-    for (int i = 0; i < 256; ++i)
-        if (present[i]) list[count++] = static_cast<uint8_t>(i);
+    present.each([&](unsigned s) { list[count++] = static_cast<uint8_t>(s); });
     return true;
 }
 
