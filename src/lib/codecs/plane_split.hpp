@@ -27,8 +27,10 @@ struct PlanesParams {
     std::vector<Pipeline> recipes;
     std::vector<uint8_t> plane_recipe;  // per plane: index into recipes
 
+    size_t n_fields() const { return blocks ? head + (width > head ? 1 : 0) : width; }
     std::vector<Field> fields() const {
         std::vector<Field> f;
+        f.reserve(n_fields());
         if (!blocks) {
             for (uint32_t b = 0; b < width; ++b) f.push_back({b, 1});
         } else {

@@ -85,13 +85,15 @@ PlanesParams read_params(ByteSpan p) {
             throw Error("planes: bad geometry");
         if (P.blocks ? (P.head > kMaxHead || P.head > P.width) : (P.head != 0 || P.width > kMaxScalarPlanes))
             throw Error("planes: bad geometry");
-        const size_t n_planes = P.fields().size();
+        const size_t n_planes = P.n_fields();
         uint8_t n_recipes = r.u8("planes recipe count");
         if (n_recipes == 0 || n_recipes > n_planes) throw Error("planes: bad recipe count");
+        P.recipes.reserve(n_recipes);
         for (uint8_t i = 0; i < n_recipes; ++i) {
             Pipeline rec;
             uint8_t n_stages = r.u8("planes recipe");
             if (n_stages == 0 || n_stages > kMaxSubStages) throw Error("planes: bad sub-pipeline length");
+            rec.stages.reserve(n_stages);
             for (uint8_t s = 0; s < n_stages; ++s) {
                 uint8_t id = r.u8("planes stage");
                 const Codec* c = find_codec(id);
@@ -135,7 +137,7 @@ Bytes make_params(const std::vector<std::string>& args, const DataShape& shape) 
         P.record = shape.record_bytes;
         P.record_head = shape.record_head;
     }
-    const size_t n = P.fields().size();
+    const size_t n = P.n_fields();
     std::vector<int> chosen(n, -1), rest(n, -1), all(n, -1);
     std::vector<std::string> texts;
     for (const auto& item : split_top_level(body, ',')) {

@@ -20,6 +20,7 @@ Geometry geometry(const PlanesParams& P, size_t size) {
     g.cols = P.channel_major && P.cols > 1 && elems / P.cols > 0 ? P.cols : 1;
     g.rows = elems / g.cols;
     g.body = g.rows * g.cols * P.width;
+    g.offset.reserve(g.fields.size());
     for (const auto& f : g.fields) g.offset.push_back(uint64_t{f.start} * g.rows * g.cols);
     return g;
 }

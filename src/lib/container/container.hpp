@@ -217,6 +217,7 @@ private:
     uint32_t section_cursor_ = 0;
     bool ran_out_ = false;
     Bytes spare_payload_;  // recycle_payload's buffer (empty, with its capacity)
+    Bytes record_head_;    // next_compact's bytes of the record head being read
     RecordCheck record_check_ = RecordCheck::BeforeDecode;
 };
 

@@ -188,9 +188,14 @@ Bytes container_detail::encode_compact_header(const ContainerHeader& h) {
 Bytes ContainerWriter::compact_record(uint64_t raw_offset, uint32_t raw_size, uint64_t raw_hash, const Pipeline& p,
                                       const EncodedChunk& enc) const {
     wire::CompactChunkHead head{raw_size, enc.payload.size(), {}};
-    for (size_t i = 0; i < p.stages.size(); ++i)
+    head.stages.reserve(p.stages.size());
+    size_t head_bytes = 2 * wire::kMaxVarintBytes + wire::kCompactChecksumBytes;
+    for (size_t i = 0; i < p.stages.size(); ++i) {
         head.stages.push_back({p.stages[i].codec->id(), enc.stage_input_sizes[i], p.stages[i].params});
+        head_bytes += 2 * wire::kMaxVarintBytes + 2 + p.stages[i].params.size();
+    }
     Bytes rec;
+    rec.reserve(head_bytes);  // (one allocation, not one per doubling)
     head.encode(rec);
     append_le<uint64_t>(rec, raw_hash);
     Hasher h;
@@ -288,9 +293,10 @@ uint32_t ContainerReader::section_at(uint64_t raw_offset, uint64_t start) {
 
 std::optional<ChunkRecord> ContainerReader::next_compact(PayloadCheck check) {
     const uint64_t start = pos_;
-    Bytes rec;
+    Bytes& rec = record_head_;  // (kept: a fresh one grew by reallocation, varint by varint, every chunk)
+    rec.clear();
     StreamFeed feed(*this, rec);
-    const wire::CompactChunkHead head = wire::CompactChunkHead::decode(feed);
+    wire::CompactChunkHead head = wire::CompactChunkHead::decode(feed);
     if (head.raw_size == 0) {
         read_compact_end(start);
         return std::nullopt;
@@ -304,7 +310,9 @@ std::optional<ChunkRecord> ContainerReader::next_compact(PayloadCheck check) {
     c.raw_offset = raw_pos_;
     c.raw_size = static_cast<uint32_t>(head.raw_size);
     c.section = section_at(raw_pos_, start);
-    for (const auto& s : head.stages) add_stage(c, s.codec, s.input_size, s.params, where, start);
+    c.pipeline.stages.reserve(head.stages.size());
+    c.stage_sizes.reserve(head.stages.size());
+    for (auto& s : head.stages) add_stage(c, s.codec, s.input_size, std::move(s.params), where, start);
     check_chunk(c, head.stored_size, where, start);
     const uint8_t* sums = feed.take(wire::kCompactChecksumBytes, "chunk checksums");
     c.raw_hash = load_le<uint64_t>(sums);

@@ -148,6 +148,7 @@ CompactChunkHead CompactChunkHead::decode(ByteFeed& f) {
     h.raw_size = get_varint(f, "chunk record");
     if (h.raw_size == 0) return h;  // the end record
     h.stored_size = get_varint(f, "chunk record");
+    h.stages.reserve(kTypicalStages);
     for (bool last = false; !last;) {
         if (h.stages.size() == kMaxStages)
             throw DataError("more than " + std::to_string(kMaxStages) + " codec stages", at);

@@ -165,6 +165,8 @@ struct CompactStage {
 // the head), varint stored_size, the stages (1..kMaxStages, the last one flagged). Then u64 raw_hash and u64 check
 // (CompactChecksums), then the payload. The section and the raw offset are implied: chunks
 // are in file order and tile the original, and each lies in the section that holds its first byte.
+// Room made for a head's stages before they are read: most pipelines have up to four.
+inline constexpr size_t kTypicalStages = 4;
 struct CompactChunkHead {
     uint64_t raw_size = 0;
     uint64_t stored_size = 0;
