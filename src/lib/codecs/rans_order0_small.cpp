@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 
 #include "../base/bytes.hpp"
 #include "rans_encoder_parts.hpp"
@@ -46,10 +47,13 @@ inline uint8_t step(const uint32_t* table, uint32_t& x) {
 
 bool rans_order0_small_encode(const uint8_t* in, size_t n, uint8_t* out, size_t* out_size, const uint32_t* counts) {
     if (n == 0 || n > (1u << 30)) return false;
-    uint32_t own[256] = {};
-    if (!counts)
+    uint32_t own[256];  // (zeroed only where the bytes are counted here)
+    const uint32_t* count = counts;
+    if (!count) {
+        std::fill(std::begin(own), std::end(own), 0u);
         for (size_t i = 0; i < n; ++i) ++own[in[i]];
-    const uint32_t* const count = counts ? counts : own;
+        count = own;
+    }
     std::array<uint8_t, 3 * 256 + 1> table;
     uint32_t entry[256];
     const auto table_size = static_cast<size_t>(
