@@ -82,6 +82,25 @@ TEST_CASE("qctx modes 2 and 4 round-trip every layout, row width and record geom
     }
 }
 
+TEST_CASE("qctx mode 4 moves the scales of wide rows through strips of whole tiles", "[quant][qctx]") {
+    // Rows of 16 and 40 blocks: each strip's scale bytes are 32-160 bytes wide, moved by the
+    // wider tiles; 69 and 200 rows leave a last strip of fewer rows than a tile (5) or more (8).
+    for (ElemType t : {ElemType::Q4_0, ElemType::Q5_1}) {
+        for (uint64_t cols : {16, 40}) {
+            for (size_t rows : {69, 200}) {
+                INFO(elem_type_info(t).name << ", " << cols << " blocks a row, " << rows << " rows");
+                const Pipeline p = parse_pipeline("qctx", blocks_shape(t, cols));
+                CHECK(round_trip_mode(p, noise_blocks(t, rows * cols, rows * cols)) == 4);
+            }
+            // Records of 7 blocks: rows cut by every record's end.
+            const Pipeline pr = parse_pipeline("qctx", blocks_shape(t, cols, 7));
+            const Bytes records = records_of(300, [](int r) { return random_bytes(12, 500 + r); },
+                                             [&](int r) { return noise_blocks(t, 7, 600 + r); });
+            CHECK(round_trip_mode(pr, records) == 4);
+        }
+    }
+}
+
 TEST_CASE("qctx mode 4 (storage order) on a q8_0 chunk whose order is decided from its counts", "[quant][qctx]") {
     // Over 256 KB of q8_0 quant bytes, the order comes from qctx's own counts: noise gets mode 4.
     for (uint64_t cols : {1, 4}) {

@@ -243,25 +243,43 @@ struct BlockPlanes {
 // order, a fixed-size copy a block (16, 20 or 32 bytes): no transposition of the bulk of the
 // block. (The random-weight q8_0 caches' K: the tiled transpose back was 6.5 % of their
 // decompression.)
+// The scale bytes go through a strip of kHeadStripRows rows of blocks at a time, each row its
+// blocks' scale bytes side by side (`heads`): the tiled transpose moves the strip to or from the
+// channel-major planes, and the blocks take their scale bytes from the strip in order. (Byte by
+// byte from the planes, Skip strided loads and stores a block, the moves were 17 % of the
+// random-weight q5_1 cache's decompression, perf.)
 // (`payload`: the plane of the bytes after the scales, bp.payload's or, decoding a stored
 // plane, where it lies in the chunk's payload.)
+constexpr size_t kHeadStripRows = 64;
+
 template <bool ToPlanes, size_t Per, size_t Skip, typename T, typename P>
 void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base, P* payload) {
-    const size_t cols = bp.pp.cols, rows = bp.pp.rows, W = g.W;
+    const size_t cols = bp.pp.cols, rows = bp.pp.rows, W = g.W, width = cols * Skip;
     const size_t run = g.record ? g.per_record : bp.blocks;
     uint8_t* const b0 = const_cast<uint8_t*>(base);
-    uint8_t* scale[Skip];
-    for (size_t k = 0; k < Skip; ++k) scale[k] = bp.scale[k].data();
-    size_t c = 0, r = 0;
-    for (size_t i0 = 0; i0 < bp.blocks; i0 += run) {
-        uint8_t* b = g.block(b0, i0);  // a run's blocks lie back to back
-        for (size_t i = 0; i < run; ++i, b += W, payload += Per) {
-            const size_t at = c * rows + r;
-            for (size_t k = 0; k < Skip; ++k) ToPlanes ? void(scale[k][at] = b[k]) : void(b[k] = scale[k][at]);
-            if constexpr (ToPlanes) std::memcpy(payload, b + Skip, Per);
-            else std::memcpy(b + Skip, payload, Per);
-            if (++c == cols) c = 0, ++r;
+    thread_local Bytes strip_buffer;
+    strip_buffer.resize(kHeadStripRows * width);
+    uint8_t* const heads = strip_buffer.data();
+    uint8_t* b = g.block(b0, 0);
+    size_t left_in_run = run;  // a run's blocks lie back to back
+    for (size_t r0 = 0; r0 < rows; r0 += kHeadStripRows) {
+        const size_t n_rows = std::min(kHeadStripRows, rows - r0);
+        // Column x of the strip: byte x % Skip of the blocks of column x / Skip, from row r0.
+        auto column_at = [&](uint64_t x) { return bp.scale[x % Skip].data() + x / Skip * rows + r0; };
+        if constexpr (!ToPlanes) transpose_bytes<false>(heads, n_rows, width, column_at);
+        uint8_t* h = heads;
+        for (size_t i = 0, n = n_rows * cols; i < n; ++i, h += Skip, payload += Per) {
+            if (left_in_run == 0) b = g.block(b0, r0 * cols + i), left_in_run = run;
+            if constexpr (ToPlanes) {
+                std::memcpy(h, b, Skip);
+                std::memcpy(payload, b + Skip, Per);
+            } else {
+                std::memcpy(b, h, Skip);
+                std::memcpy(b + Skip, payload, Per);
+            }
+            b += W, --left_in_run;
         }
+        if constexpr (ToPlanes) transpose_bytes<true>(heads, n_rows, width, column_at);
     }
 }
 template <bool ToPlanes, typename T, typename P>
