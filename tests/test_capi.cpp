@@ -198,6 +198,33 @@ TEST_CASE("capi: a too-small destination has its own code, for both directions",
     uint64_t size = 0;
     CHECK(stz_decompressed_size(z.data(), std::min<size_t>(z.size(), 4096), &size) == STZ_OK);
     CHECK(size == in.size());
+    // The detail names the size the file needs.
+    CHECK(stz_decompress(z.data(), z.size(), raw.data(), raw.size(), &n) == STZ_ERROR_DST_TOO_SMALL);
+    CHECK(std::string(stz_last_error_detail()).find(std::to_string(in.size())) != std::string::npos);
+    CHECK(n == 0);
+}
+
+TEST_CASE("capi: a damaged file is reported as damaged, whatever the destination's size", "[capi]") {
+    const stz::Bytes in = synth_file("session9", 50, 2);
+    const stz::Bytes z = api_compress(in, nullptr);
+    stz::Bytes small(in.size() / 2), enough(in.size() + 4096);
+    std::mt19937_64 g(5);
+    int damaged = 0;
+    for (size_t at = 0; at < std::min<size_t>(z.size(), 64); ++at) {  // the header and the first record
+        stz::Bytes f = z;
+        f[at] ^= static_cast<uint8_t>(1u << (g() % 8));
+        size_t n = 0;
+        const int full = stz_decompress(f.data(), f.size(), enough.data(), enough.size(), &n);
+        if (full == STZ_OK) continue;  // a flip the format does not depend on
+        ++damaged;
+        CHECK(full == STZ_ERROR_CORRUPT);
+        // Whatever that flip did to the sizes, a short buffer does not hide the damage: neither
+        // one the first chunk already overflows, before its check, nor one a later chunk does.
+        CHECK(stz_decompress(f.data(), f.size(), small.data(), 4, &n) == STZ_ERROR_CORRUPT);
+        CHECK(stz_decompress(f.data(), f.size(), small.data(), small.size(), &n) == STZ_ERROR_CORRUPT);
+        CHECK(n == 0);
+    }
+    CHECK(damaged > 32);
 }
 
 TEST_CASE("capi: bad parameters are refused with a detail, before any work", "[capi]") {
