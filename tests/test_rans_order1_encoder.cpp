@@ -40,7 +40,10 @@ unsigned char* encode_scalar(unsigned char* in, unsigned int n, unsigned char* o
 // The forms of the encoder this CPU runs (the test is skipped where it runs none).
 std::vector<Form> forms_here() {
     std::vector<Form> forms;
-    if (rans_order1_encoder_avx512_available()) forms.push_back({"avx512", rans_order1_encode_avx512});
+    if (rans_order1_encoder_avx512_available()) {
+        forms.push_back({"avx512", rans_order1_encode_avx512});
+        forms.push_back({"avx512, quotients by division", rans_order1_encode_avx512_divide});
+    }
     if (rans_order1_encoder_avx2_available()) forms.push_back({"avx2", rans_order1_encode_avx2});
     forms.push_back({"scalar", encode_scalar});
     if (forms.empty()) stztest::skip_test("no order-0 coder in this htscodecs: statezip's order-1 encoder is not used");
@@ -52,7 +55,10 @@ std::vector<Form> forms_here() {
 // except for the library's kernels, which read a little around their input (rans_codec.cpp).
 Bytes encoded(Encoder encode, const Bytes& in, unsigned room) {
     const size_t pad =
-        encode == rans_order1_encode_avx512 || encode == rans_order1_encode_avx2 || encode == encode_scalar ? 0 : kKernelSlack;
+        encode == rans_order1_encode_avx512 || encode == rans_order1_encode_avx512_divide || encode == rans_order1_encode_avx2 ||
+                encode == encode_scalar
+            ? 0
+            : kKernelSlack;
     PaddedInput src(in, pad);
     std::vector<uint8_t> out(room + pad);
     unsigned size = room;

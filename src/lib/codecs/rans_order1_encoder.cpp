@@ -188,6 +188,12 @@ __attribute__((target("avx2,popcnt"))) uint32_t list_row_avx2(uint32_t* row, uin
 }
 
 constexpr Form kAvx512{list_row_avx512, steps_avx512<kShiftFast>, steps_avx512<kShiftFull>};
+constexpr Form kAvx512Divide{list_row_avx512, steps_avx512<kShiftFast, true>, steps_avx512<kShiftFull, true>};
+// The AVX-512 form this CPU runs faster (the same bytes).
+const Form& avx512_form() {
+    static const Form& form = steps_avx512_divide_faster() ? kAvx512Divide : kAvx512;
+    return form;
+}
 constexpr Form kAvx2{list_row_avx2, steps_avx2<kShiftFast>, steps_avx2<kShiftFull>};
 #endif
 
@@ -483,12 +489,16 @@ unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsi
                                          unsigned int* out_size) {
     return encode(in, n, out, out_size, kAvx512);
 }
+unsigned char* rans_order1_encode_avx512_divide(unsigned char* in, unsigned int n, unsigned char* out,
+                                                unsigned int* out_size) {
+    return encode(in, n, out, out_size, kAvx512Divide);
+}
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size) {
     return encode(in, n, out, out_size, kAvx2);
 }
 unsigned char* rans_order1_encode_if_avx512(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                             OrderTest test, OrderVerdict* verdict, int* stream_form) {
-    return encode(in, n, out, out_size, kAvx512, test, verdict, stream_form);
+    return encode(in, n, out, out_size, avx512_form(), test, verdict, stream_form);
 }
 unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size,
                                           OrderTest test, OrderVerdict* verdict, int* stream_form) {
@@ -500,6 +510,7 @@ unsigned char* rans_order1_encode_if_avx2(unsigned char* in, unsigned int n, uns
 bool rans_order1_encoder_avx512_available() { return false; }
 bool rans_order1_encoder_avx2_available() { return false; }
 unsigned char* rans_order1_encode_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
+unsigned char* rans_order1_encode_avx512_divide(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 unsigned char* rans_order1_encode_avx2(unsigned char*, unsigned int, unsigned char*, unsigned int*) { return nullptr; }
 unsigned char* rans_order1_encode_if_avx512(unsigned char*, unsigned int, unsigned char*, unsigned int*, OrderTest,
                                             OrderVerdict*, int*) {

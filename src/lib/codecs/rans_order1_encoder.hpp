@@ -41,6 +41,10 @@ bool rans_order1_encoder_avx2_available();
 unsigned char* rans_order1_encode_avx512(unsigned char* in, unsigned int n, unsigned char* out,
                                          unsigned int* out_size);
 unsigned char* rans_order1_encode_avx2(unsigned char* in, unsigned int n, unsigned char* out, unsigned int* out_size);
+// The AVX-512 form with the states' quotients by division instead of gathered reciprocals (the
+// same bytes; rans_order1_encode_if_avx512 takes it where it runs faster).
+unsigned char* rans_order1_encode_avx512_divide(unsigned char* in, unsigned int n, unsigned char* out,
+                                                unsigned int* out_size);
 // The same once `test` (null: always), given every pair of `in` (the counts the encoder makes
 // anyway: an order estimate from them costs no second count), says order 1; *verdict gets what
 // it said, and nothing is written unless it was order 1. With `stream_form` not null the stream
