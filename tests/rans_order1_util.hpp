@@ -34,7 +34,7 @@ inline constexpr size_t kKernelSlack = 64;
 
 // Planes of the shapes order 1 meets: few and many symbols, flat and skewed, chained values, a
 // context followed by one symbol only (its frequency is the whole table), quants (6, 7), a
-// last byte of a value found nowhere else (8), Zipf-distributed values (9).
+// last byte of a value found nowhere else (8), Zipf-distributed values (9), 5-bit values (10).
 inline Bytes plane(int kind, size_t n, uint64_t seed) {
     std::mt19937_64 g(seed);
     Bytes b(n);
@@ -71,6 +71,9 @@ inline Bytes plane(int kind, size_t n, uint64_t seed) {
                 break;
             case 5:
                 v = static_cast<uint8_t>(prev * 7 + (g() % 100 < 90 ? 1 : g() % 256));
+                break;
+            case 10:  // whole values of 5-bit quants (0..31, the middle ones most often): few values
+                v = static_cast<uint8_t>(std::clamp(16.0 + quant(g) / 6, 0.0, 31.0));
                 break;
             default:
                 v = static_cast<uint8_t>(static_cast<int>(std::clamp(quant(g), -127.0, 127.0)));

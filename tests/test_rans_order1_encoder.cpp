@@ -81,8 +81,8 @@ TEST_CASE("rans order-1: statezip's encoder writes the bytes htscodecs' encoders
     std::set<int> forms;  // table shift << 1 | packed
     uint64_t seed = 1;
     for (size_t n : {32, 33, 63, 100, 1001, 4097, 65543, 300001, 1100000})
-        for (int kind = 0; kind < 9; ++kind, ++seed) {
-            const Bytes in = plane(kind, n, seed);
+        for (int kind : {0, 1, 2, 3, 4, 5, 6, 7, 8, 10}) {
+            const Bytes in = plane(kind, n, ++seed);
             INFO("kind " << kind << ", " << n << " bytes");
             const Bytes reference = encoded(rans_compress_O1_32x16, in, least_room(n));
             REQUIRE(!reference.empty());

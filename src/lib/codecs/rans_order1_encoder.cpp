@@ -64,12 +64,47 @@ Scratch& scratch() {
     return *s;
 }
 
+// A plane of few values (a q4 or q5 block's values whole: 16 or 32 of them) has few pairs, each
+// met often, and one table's increments of the same cell wait for each other: its pairs go into
+// four small tables in turn, added up after. (Byte planes keep one table: four of 64K cells would
+// not stay in the cache.)
+constexpr unsigned kFewValues = 32;
+
+bool all_below_few_values(const uint8_t* in, unsigned n) {
+    uint64_t any = 0;
+    unsigned i = 0;
+    for (; i + 8 <= n; i += 8) any |= load_le<uint64_t>(in + i);
+    for (; i < n; ++i) any |= in[i];
+    return (any & 0xe0e0e0e0e0e0e0e0ull) == 0;
+}
+
+void count_few_value_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
+    static_assert(kFewValues == 32);
+    uint32_t t[4][kFewValues * kFewValues] = {};
+    unsigned prev = 0, i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ++t[0][prev << 5 | in[i]], ++t[1][in[i] << 5 | in[i + 1]];
+        ++t[2][in[i + 1] << 5 | in[i + 2]], ++t[3][in[i + 2] << 5 | in[i + 3]];
+        prev = in[i + 3];
+    }
+    for (; i < n; ++i) ++t[0][prev << 5 | in[i]], prev = in[i];
+    for (unsigned c = 0; c < kFewValues; ++c)
+        for (unsigned v = 0; v < kFewValues; ++v) {
+            const unsigned cell = c << 5 | v;
+            pairs[c][v] += t[0][cell] + t[1][cell] + t[2][cell] + t[3][cell];
+        }
+}
+
 // The pairs the library's encoder counts: (previous byte, byte) over the whole input with 0
 // before the first, and each lane's first byte once more after 0. In two halves
 // (rans_order1_form.hpp) the lanes are those of both halves.
 void count_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256], bool halves) {
-    uint8_t prev = 0;
-    for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
+    if (all_below_few_values(in, n)) {
+        count_few_value_pairs(in, n, pairs);
+    } else {
+        uint8_t prev = 0;
+        for (unsigned i = 0; i < n; ++i) ++pairs[prev][in[i]], prev = in[i];
+    }
     // The lanes of the m bytes from `from`; the input's first byte already follows its 0.
     auto lane_starts = [&](size_t from, size_t m) {
         for (int lane = from ? 0 : 1; lane < kLanes; ++lane) ++pairs[0][in[from + lane * (m / kLanes)]];
