@@ -22,10 +22,10 @@ const Reciprocals& reciprocals() {
 }
 
 bool steps_avx512_available() { return cpu::avx512_bw_vl(); }
-// (On this Zen 5: generated 100 MB f16 and q8_0 sessions compress 12-20 % faster with the
+// (On this Zen 5: generated 100 MB f16 and q8_0 sessions compress 9-15 % faster with the
 // division, the corpus's trained q8_0 caches 3-8 %, the random-weight ones the same. Intel's
-// gathers are known to be several times faster than AMD's and its 512-bit divisions slower; not
-// measured here, so the reciprocals stay there.)
+// gathers are much faster than AMD's and its 512-bit divisions slower; not measured here, so the
+// reciprocals stay there.)
 bool steps_avx512_divide_faster() { return steps_avx512_available() && cpu::amd(); }
 bool steps_order0_vbmi_available() { return cpu::avx512_vbmi(); }
 bool steps_avx2_available() { return cpu::avx2(); }
@@ -113,9 +113,6 @@ template bool steps_scalar<kShiftFull>(const uint8_t*, size_t, const uint32_t*, 
 #if defined(__x86_64__)
 namespace {
 
-// Sixteen lanes' states take one symbol each (entries e, reciprocals r): the lanes whose state is
-// too large for its symbol first give out their low 16 bits below `w`, in lane order (the
-// highest lane's word highest, as the library writes them).
 // The quotients floor(v / freq) of sixteen states by a division in doubles: exact, since v < 2^32 and
 // freq <= 2^12 are exact doubles, and where v / freq is not a whole number it lies at least 1 / freq
 // >= 2^-12 from one, past the division's rounding error (under 2^32 * 2^-53 = 2^-21). One less
@@ -130,6 +127,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i quotients_by
     return _mm512_mask_sub_epi32(q, _mm512_cmpeq_epi32_mask(freq, one), q, one);
 }
 
+// Sixteen lanes' states take one symbol each (entries e, reciprocals r, unless `Divide`): the lanes
+// whose state is too large for its symbol first give out their low 16 bits below `w`, in lane
+// order (the highest lane's word highest, as the library writes them).
 template <int Shift, bool Divide = false>
 __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) inline __m512i code_half(__m512i x, __m512i e, __m512i r,
                                                                                      uint8_t*& w) {
