@@ -125,8 +125,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) bool steps_avx512(co
                                                                                 const uint32_t* entry, uint32_t* state,
                                                                                 uint8_t*& words, const uint8_t* lowest,
                                                                                 int context_shift);
-// Whether steps_avx512 runs faster with Divide on this CPU: on AMD's (Zen 4, Zen 5), whose gathers
-// take longer than two divisions of eight doubles.
+// Whether steps_avx512 runs faster with Divide on this CPU: on AMD's, whose gathers are slow (on
+// Zen 5 a gather of sixteen took longer than two divisions of eight doubles; Zen 4 not measured).
 bool steps_avx512_divide_faster();
 template <int Shift>
 __attribute__((target("avx2,popcnt"))) bool steps_avx2(const uint8_t* by_step, size_t steps, const uint32_t* entry,
