@@ -84,9 +84,10 @@ TEST_CASE("qctx modes 2 and 4 round-trip every layout, row width and record geom
 
 TEST_CASE("qctx mode 4 moves the scales of wide rows through strips of whole tiles", "[quant][qctx]") {
     // Rows of 16 and 40 blocks: each strip's scale bytes are 32-160 bytes wide, moved by the
-    // wider tiles; 69 and 200 rows leave a last strip of fewer rows than a tile (5) or more (8).
+    // wider tiles, 64 rows a strip; 69 and 200 rows leave a last strip of fewer rows than a tile
+    // (5) or more (8). Rows of 300 blocks: 600-1,200 bytes wide, strips of 16-27 rows.
     for (ElemType t : {ElemType::Q4_0, ElemType::Q5_1}) {
-        for (uint64_t cols : {16, 40}) {
+        for (uint64_t cols : {16, 40, 300}) {
             for (size_t rows : {69, 200}) {
                 INFO(elem_type_info(t).name << ", " << cols << " blocks a row, " << rows << " rows");
                 const Pipeline p = parse_pipeline("qctx", blocks_shape(t, cols));

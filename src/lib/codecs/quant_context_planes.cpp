@@ -243,27 +243,30 @@ struct BlockPlanes {
 // order, a fixed-size copy a block (16, 20 or 32 bytes): no transposition of the bulk of the
 // block. (The random-weight q8_0 caches' K: the tiled transpose back was 6.5 % of their
 // decompression.)
-// The scale bytes go through a strip of kHeadStripRows rows of blocks at a time, each row its
-// blocks' scale bytes side by side (`heads`): the tiled transpose moves the strip to or from the
-// channel-major planes, and the blocks take their scale bytes from the strip in order. (Byte by
-// byte from the planes, Skip strided loads and stores a block, the moves were 17 % of the
-// random-weight q5_1 cache's decompression, perf.)
+// The scale bytes go through a strip of rows of blocks at a time, each row its blocks' scale
+// bytes side by side (`heads`): the tiled transpose moves the strip to or from the channel-major
+// planes, and the blocks take their scale bytes from the strip in order. (Byte by byte from the
+// planes, Skip strided loads and stores a block, the moves were 17 % of the random-weight q5_1
+// cache's decompression, perf.) A strip is 16-64 rows, about 16 KB where rows are wide, never
+// more rows than the chunk has: at most the chunk's scale bytes, kept per thread.
 // (`payload`: the plane of the bytes after the scales, bp.payload's or, decoding a stored
 // plane, where it lies in the chunk's payload.)
-constexpr size_t kHeadStripRows = 64;
+constexpr size_t kHeadStripRows = 64, kHeadStripBytes = 16 << 10;
 
 template <bool ToPlanes, size_t Per, size_t Skip, typename T, typename P>
 void move_in_storage_order(BlockPlanes& bp, const Geometry& g, T* base, P* payload) {
     const size_t cols = bp.pp.cols, rows = bp.pp.rows, W = g.W, width = cols * Skip;
+    if (rows == 0) return;
     const size_t run = g.record ? g.per_record : bp.blocks;
+    const size_t strip_rows = std::min(rows, std::clamp<size_t>(kHeadStripBytes / width, 16, kHeadStripRows));
     uint8_t* const b0 = const_cast<uint8_t*>(base);
     thread_local Bytes strip_buffer;
-    strip_buffer.resize(kHeadStripRows * width);
+    strip_buffer.resize(strip_rows * width);
     uint8_t* const heads = strip_buffer.data();
-    uint8_t* b = g.block(b0, 0);
-    size_t left_in_run = run;  // a run's blocks lie back to back
-    for (size_t r0 = 0; r0 < rows; r0 += kHeadStripRows) {
-        const size_t n_rows = std::min(kHeadStripRows, rows - r0);
+    uint8_t* b = nullptr;
+    size_t left_in_run = 0;  // a run's blocks lie back to back
+    for (size_t r0 = 0; r0 < rows; r0 += strip_rows) {
+        const size_t n_rows = std::min(strip_rows, rows - r0);
         // Column x of the strip: byte x % Skip of the blocks of column x / Skip, from row r0.
         auto column_at = [&](uint64_t x) { return bp.scale[x % Skip].data() + x / Skip * rows + r0; };
         if constexpr (!ToPlanes) transpose_bytes<false>(heads, n_rows, width, column_at);
