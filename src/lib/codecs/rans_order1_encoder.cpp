@@ -68,29 +68,30 @@ Scratch& scratch() {
 // met often, and one table's increments of the same cell wait for each other: its pairs go into
 // four small tables in turn, added up after. (Byte planes keep one table: four of 64K cells would
 // not stay in the cache.)
-constexpr unsigned kFewValues = 32;
+constexpr unsigned kFewValueBits = 5, kFewValues = 1u << kFewValueBits;
 
 bool all_below_few_values(const uint8_t* in, unsigned n) {
+    constexpr uint64_t kHighBits = 0x0101010101010101ull * (0x100 - kFewValues);  // of each byte
     uint64_t any = 0;
     unsigned i = 0;
     for (; i + 8 <= n; i += 8) any |= load_le<uint64_t>(in + i);
     for (; i < n; ++i) any |= in[i];
-    return (any & 0xe0e0e0e0e0e0e0e0ull) == 0;
+    return (any & kHighBits) == 0;
 }
 
 void count_few_value_pairs(const uint8_t* in, unsigned n, uint32_t (*pairs)[256]) {
-    static_assert(kFewValues == 32);
+    constexpr unsigned b = kFewValueBits;
     uint32_t t[4][kFewValues * kFewValues] = {};
     unsigned prev = 0, i = 0;
     for (; i + 4 <= n; i += 4) {
-        ++t[0][prev << 5 | in[i]], ++t[1][in[i] << 5 | in[i + 1]];
-        ++t[2][in[i + 1] << 5 | in[i + 2]], ++t[3][in[i + 2] << 5 | in[i + 3]];
+        ++t[0][prev << b | in[i]], ++t[1][in[i] << b | in[i + 1]];
+        ++t[2][in[i + 1] << b | in[i + 2]], ++t[3][in[i + 2] << b | in[i + 3]];
         prev = in[i + 3];
     }
-    for (; i < n; ++i) ++t[0][prev << 5 | in[i]], prev = in[i];
+    for (; i < n; ++i) ++t[0][prev << b | in[i]], prev = in[i];
     for (unsigned c = 0; c < kFewValues; ++c)
         for (unsigned v = 0; v < kFewValues; ++v) {
-            const unsigned cell = c << 5 | v;
+            const unsigned cell = c << b | v;
             pairs[c][v] += t[0][cell] + t[1][cell] + t[2][cell] + t[3][cell];
         }
 }
