@@ -7,6 +7,8 @@
  *   cc -O2 -o lib_duel bench/lib_duel.c -Iinclude -Ibuild/include -ldl
  *   lib_duel d|c RUNS LIB.so [LIB.so ...] -- FILE...   (d: stz_decompress, c: stz_compress; -T1)
  * CODEC=... in the environment: the pipeline every library compresses with (as stz_params.codec);
+ * LIB.so=PIPELINE: that one library's pipeline or preset (fast, default, max): e.g. the same build
+ * twice, once as LIB.so=zstd:3, for statezip against the speed reference in turn, call by call;
  * PRESET=fast|max: that preset instead of the default. COLD=MB: before every timed call, that many
  * MB written and read (not timed), so that each call starts with cold caches, as a call in a server
  * does after inference or another pipeline in `statezip bench` does after `max`. */
@@ -42,8 +44,13 @@ int main(int argc, char** argv) {
     compress_fn compress[kMaxLibs];
     decompress_fn decompress[kMaxLibs];
     init_fn init[kMaxLibs];
+    const char* codec[kMaxLibs];
     for (; a < argc && strcmp(argv[a], "--") != 0; ++a) {
-        void* h = dlopen(argv[a], RTLD_NOW | RTLD_LOCAL);
+        char path[4096];
+        const char* eq = strchr(argv[a], '=');
+        snprintf(path, sizeof path, "%.*s", eq ? (int)(eq - argv[a]) : (int)strlen(argv[a]), argv[a]);
+        if (n_libs < kMaxLibs) codec[n_libs] = eq ? eq + 1 : getenv("CODEC");
+        void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h || n_libs == kMaxLibs) return fprintf(stderr, "%s: %s\n", argv[a], h ? "too many" : dlerror()), 2;
         compress[n_libs] = (compress_fn)dlsym(h, "stz_compress");
         decompress[n_libs] = (decompress_fn)dlsym(h, "stz_decompress_threads");
@@ -73,8 +80,11 @@ int main(int argc, char** argv) {
         stz_params p[kMaxLibs];
         for (int l = 0; l < n_libs; ++l) {
             init[l](&p[l], sizeof p[l]);
-            p[l].threads = 1, p[l].codec = getenv("CODEC");
-            if (preset) p[l].preset = !strcmp(preset, "fast") ? STZ_PRESET_FAST : !strcmp(preset, "max") ? STZ_PRESET_MAX : p[l].preset;
+            p[l].threads = 1, p[l].codec = codec[l];
+            const char* pick = preset && codec[l] == getenv("CODEC") ? preset : codec[l];  // a preset's name, or a pipeline
+            const int named = !pick ? -1 : !strcmp(pick, "fast") ? STZ_PRESET_FAST : !strcmp(pick, "max") ? STZ_PRESET_MAX
+                                         : !strcmp(pick, "default") ? STZ_PRESET_DEFAULT : -1;
+            if (named >= 0) p[l].preset = named, p[l].codec = NULL;
             z[l] = malloc(cap);
             if (compress[l](src, n, z[l], cap, &zn[l], &p[l])) return fprintf(stderr, "%s: compress failed\n", argv[f]), 1;
         }

@@ -73,22 +73,44 @@ bool read_context(const uint8_t*& p, const uint8_t* end, const std::array<uint8_
     std::array<uint32_t, 256> freq;
     const uint32_t total_max = 1u << shift;
     uint64_t total = 0;
-    int k = 0;
-    for (int n = 0; n < n_symbols && p < end; ++n) {  // past the end the rest are 0 (as the library reads it)
-        uint32_t f = *p;
+    int k = 0, n = 0;
+    const uint8_t* q = p;  // a local: the stores into the lists cannot change it
+    // Symbol n's count at q, q moved past it (and past a run's length): false if malformed.
+    const auto read_one = [&] {
+        uint32_t f = *q;
         if (f < 0x80) {
-            ++p;
-        } else if (!read_uint7(p, end, f) || f > total_max) {
+            ++q;
+        } else if (!read_uint7(q, end, f) || f > total_max) {
             return false;
         }
         if (f == 0) {
-            if (p >= end) return false;
-            n += *p++;  // that many more symbols without this context
+            if (q >= end) return false;
+            n += *q++;  // that many more symbols without this context
+        } else {
+            sym[k] = symbols[n], freq[k++] = f, total += f;
+        }
+        ++n;
+        return true;
+    };
+    // While two bytes remain: a one-byte count without a branch on whether it is 0 (a run of
+    // absent symbols follows, its length in the next byte). Rows mix the two at random: on the
+    // tables of 4-bit quants' byte pairs (128 rows over 256 symbols) that branch, mispredicted,
+    // held the reading up.
+    while (n < n_symbols && end - q >= 2) {
+        const uint32_t f = q[0];
+        if (f >= 0x80) {
+            if (!read_one()) return false;
             continue;
         }
-        sym[k] = symbols[n], freq[k++] = f;
-        total += f;
+        const uint32_t absent = f == 0;
+        sym[k] = symbols[n], freq[k] = f;
+        k += static_cast<int>(absent ^ 1), total += f;
+        n += 1 + static_cast<int>(q[1] & (0u - absent));
+        q += 1 + absent;
     }
+    while (n < n_symbols && q < end)  // past the end the rest are 0 (as the library reads it)
+        if (!read_one()) return false;
+    p = q;
     if (total == 0) return true;  // a context no symbol follows: no row
     if (total > total_max) return false;
     int scale = 0;
