@@ -44,12 +44,12 @@ int main(int argc, char** argv) {
     compress_fn compress[kMaxLibs];
     decompress_fn decompress[kMaxLibs];
     init_fn init[kMaxLibs];
-    const char* codec[kMaxLibs];
+    const char* own[kMaxLibs];  // the pipeline or preset after LIB.so=, else NULL
     for (; a < argc && strcmp(argv[a], "--") != 0; ++a) {
         char path[4096];
         const char* eq = strchr(argv[a], '=');
         snprintf(path, sizeof path, "%.*s", eq ? (int)(eq - argv[a]) : (int)strlen(argv[a]), argv[a]);
-        if (n_libs < kMaxLibs) codec[n_libs] = eq ? eq + 1 : getenv("CODEC");
+        if (n_libs < kMaxLibs) own[n_libs] = eq ? eq + 1 : NULL;
         void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h || n_libs == kMaxLibs) return fprintf(stderr, "%s: %s\n", argv[a], h ? "too many" : dlerror()), 2;
         compress[n_libs] = (compress_fn)dlsym(h, "stz_compress");
@@ -80,11 +80,14 @@ int main(int argc, char** argv) {
         stz_params p[kMaxLibs];
         for (int l = 0; l < n_libs; ++l) {
             init[l](&p[l], sizeof p[l]);
-            p[l].threads = 1, p[l].codec = codec[l];
-            const char* pick = preset && codec[l] == getenv("CODEC") ? preset : codec[l];  // a preset's name, or a pipeline
-            const int named = !pick ? -1 : !strcmp(pick, "fast") ? STZ_PRESET_FAST : !strcmp(pick, "max") ? STZ_PRESET_MAX
-                                         : !strcmp(pick, "default") ? STZ_PRESET_DEFAULT : -1;
-            if (named >= 0) p[l].preset = named, p[l].codec = NULL;
+            p[l].threads = 1, p[l].codec = getenv("CODEC");
+            if (preset) p[l].preset = !strcmp(preset, "fast") ? STZ_PRESET_FAST : !strcmp(preset, "max") ? STZ_PRESET_MAX : p[l].preset;
+            if (own[l]) {  // LIB.so=...: a preset's name, or a pipeline, instead of the environment's
+                const int named = !strcmp(own[l], "fast") ? STZ_PRESET_FAST : !strcmp(own[l], "max") ? STZ_PRESET_MAX
+                                  : !strcmp(own[l], "default") ? STZ_PRESET_DEFAULT : -1;
+                if (named >= 0) p[l].preset = named, p[l].codec = NULL;
+                else p[l].codec = own[l];
+            }
             z[l] = malloc(cap);
             if (compress[l](src, n, z[l], cap, &zn[l], &p[l])) return fprintf(stderr, "%s: compress failed\n", argv[f]), 1;
         }
